@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``--kv-transfer-config`` JSON of one engine process.
+
+Key order follows the seeds (000 2.3, 004 5.3 and 5.4) so a rendered value can be
+read side by side with the guide; the JSON is compact because it travels as one argv item.
+"""
+
+from __future__ import annotations
+
+import json
+
+UCM_CONNECTOR = {
+    "kv_connector": "UCMConnector",
+    "kv_connector_module_path": "ucm.integration.vllm.ucm_connector",
+    "kv_role": "kv_both",
+}
+EXPECTED_KV_ROLE = {"prefill": "kv_producer", "decode": "kv_consumer", "colocated": "kv_both"}
+
+
+def compact_json(value):
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _mooncake_child(cluster, group, kv_role):
+    child = {"kv_connector": "MooncakeConnectorV2", "kv_role": kv_role, "kv_port": str(group.kv_port)}
+    if cluster.mooncake_extra_config:
+        child["kv_connector_extra_config"] = cluster.mooncake_extra_config
+    return child
+
+
+def _store_child(cluster, group, kv_role, dp_rank):
+    extra = {"backend": cluster.pool.backend}
+    if cluster.pool.backend == "memcache":
+        extra["memcache_dp_init_barrier"] = group.memcache_dp_init_barrier
+    extra["use_layerwise"] = cluster.pool.use_layerwise
+    if kv_role == "kv_consumer":
+        extra["consumer_is_to_load"] = group.consumer_is_to_load
+        extra["consumer_is_to_put"] = group.consumer_is_to_put
+    extra["lookup_rpc_port"] = group.lookup_rpc_port_base + dp_rank
+    return {"kv_connector": "AscendStoreConnector", "kv_role": kv_role, "kv_connector_extra_config": extra}
+
+
+def kv_transfer_config(cluster, group, dp_rank, engine_id):
+    """Return the config dict for the process whose first DP rank is ``dp_rank``, or None."""
+    kv_role = group.kv_role or EXPECTED_KV_ROLE[group.role]
+    if cluster.connector == "ucm":
+        config = dict(UCM_CONNECTOR)
+        config["kv_connector_extra_config"] = {"UCM_CONFIG_FILE": cluster.ucm_config_file}
+        return config
+    if cluster.connector != "mooncake":
+        return None
+    if cluster.pool is None:
+        config = _mooncake_child(cluster, group, kv_role)
+        if engine_id is not None:
+            config = dict(config, engine_id=engine_id)
+        return config
+    # 004 5.4: MultiConnector; children inherit the parent's engine_id.
+    config = {"kv_connector": "MultiConnector", "kv_role": kv_role}
+    if engine_id is not None:
+        config["engine_id"] = engine_id
+    config["kv_connector_extra_config"] = {
+        "connectors": [_mooncake_child(cluster, group, kv_role), _store_child(cluster, group, kv_role, dp_rank)]
+    }
+    return config

@@ -1,0 +1,281 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cluster description the planner reads, parsed from plain dicts.
+
+Field names follow the inventory variables (see roles/vllm_engine/meta/argument_specs.yml):
+cluster-wide values come from ``vllm_engine_*`` group vars, DP group settings from
+``vllm_engine_groups.<role>.*`` and node settings from ``vllm_engine_*`` host vars.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+# Devices per node and how the runtime is told which of them a process may use.
+HARDWARE = {
+    "a2": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
+    "a3": {"devices": 16, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
+    "a5": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
+    "h100": {"devices": 8, "visible_var": "CUDA_VISIBLE_DEVICES", "ascend": False},
+}
+ROLES = ("prefill", "decode", "colocated")
+LAUNCH_MODES = ("per_rank", "per_node")
+CONNECTORS = ("none", "ucm", "mooncake")
+POOL_BACKENDS = ("mooncake", "memcache")
+KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
+# Variables filled from the node's own address or NIC (004 5.2 / 5.3 node scripts).
+ADDRESS_ENV = ("HCCL_IF_IP", "VLLM_HOST_IP")
+NIC_ENV = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
+
+
+class InputError(ValueError):
+    """The description is not even well-formed (wrong type, unknown choice)."""
+
+
+def _require(mapping, key, where, kind=None):
+    if key not in mapping or mapping[key] is None:
+        raise InputError("%s: %s is required" % (where, key))
+    value = mapping[key]
+    if kind is not None and not _is_kind(value, kind):
+        raise InputError("%s: %s must be %s, got %r" % (where, key, kind.__name__, value))
+    return value
+
+
+def _optional(mapping, key, where, kind, default=None):
+    value = mapping.get(key)
+    if value is None:
+        return default
+    if not _is_kind(value, kind):
+        raise InputError("%s: %s must be %s, got %r" % (where, key, kind.__name__, value))
+    return value
+
+
+def _is_kind(value, kind):
+    # bool is an int in Python; a port given as `true` is a typo, not a number.
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _choice(value, choices, where, key):
+    if value not in choices:
+        raise InputError("%s: %s must be one of %s, got %r" % (where, key, ", ".join(choices), value))
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class HcclPortRange:
+    base: int
+    stride: int
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One DP group: all ranks of one role."""
+
+    role: str
+    dp_size: int
+    tp_size: int
+    launch: str
+    dp_rpc_port: int
+    dp_address: t.Optional[str]
+    api_port: int
+    kv_port: t.Optional[int]
+    kv_role: t.Optional[str]
+    engine_id_template: t.Optional[str]
+    lookup_rpc_port_base: t.Optional[int]
+    hccl_port_range: t.Optional[HcclPortRange]
+    memcache_dp_init_barrier: bool
+    consumer_is_to_load: bool
+    consumer_is_to_put: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    host: str
+    address: str
+    nic: t.Optional[str]
+    role: str
+    local_ranks: int
+    rank_start: t.Optional[int]
+    api_port: t.Optional[int]
+    headless: bool
+    api_server_count: t.Optional[int]
+    device_offset: int
+    pythonhashseed: t.Optional[str]
+    tenant_id: t.Optional[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pool:
+    backend: str
+    use_layerwise: bool
+    hybrid_model: bool
+    world_size: t.Optional[int]
+    sizes: t.Dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Service:
+    """A non-engine process (proxy, pool service) whose ports count on its host."""
+
+    name: str
+    host: str
+    ports: t.Tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    name: str
+    hardware: str
+    devices_per_node: int
+    connector: str
+    mooncake_extra_config: t.Dict[str, t.Any]
+    ucm_config_file: t.Optional[str]
+    ucm_config: t.Optional[t.Dict[str, t.Any]]
+    pool: t.Optional[Pool]
+    network_env: t.Tuple[str, ...]
+    groups: t.Dict[str, Group]
+    nodes: t.Tuple[Node, ...]
+    services: t.Tuple[Service, ...]
+
+    @property
+    def visible_var(self):
+        return HARDWARE[self.hardware]["visible_var"]
+
+    @property
+    def ascend(self):
+        return HARDWARE[self.hardware]["ascend"]
+
+    def rank_starts(self):
+        """{host: first DP rank}; a node without rank_start continues after the previous node of its role."""
+        starts = {}
+        next_rank = {}
+        for node in self.nodes:
+            start = node.rank_start if node.rank_start is not None else next_rank.get(node.role, 0)
+            starts[node.host] = start
+            next_rank[node.role] = start + node.local_ranks
+        return starts
+
+
+def parse_group(role, raw):
+    where = "vllm_engine_groups.%s" % role
+    if not isinstance(raw, dict):
+        raise InputError("%s must be a mapping" % where)
+    hccl = raw.get("hccl_port_range")
+    hccl_range = None
+    if hccl is not None:
+        if not isinstance(hccl, dict):
+            raise InputError("%s: hccl_port_range must be a mapping of base, stride, size" % where)
+        hwhere = where + ".hccl_port_range"
+        hccl_range = HcclPortRange(
+            base=_require(hccl, "base", hwhere, int),
+            stride=_optional(hccl, "stride", hwhere, int, 100),
+            size=_optional(hccl, "size", hwhere, int, 100),
+        )
+    kv_role = _optional(raw, "kv_role", where, str)
+    if kv_role is not None:
+        _choice(kv_role, KV_ROLES, where, "kv_role")
+    return Group(
+        role=role,
+        dp_size=_require(raw, "dp_size", where, int),
+        tp_size=_require(raw, "tp_size", where, int),
+        launch=_choice(_optional(raw, "launch", where, str, "per_rank"), LAUNCH_MODES, where, "launch"),
+        dp_rpc_port=_optional(raw, "dp_rpc_port", where, int, 12325),
+        dp_address=_optional(raw, "dp_address", where, str),
+        api_port=_optional(raw, "api_port", where, int, 8000),
+        kv_port=_optional(raw, "kv_port", where, int),
+        kv_role=kv_role,
+        engine_id_template=_optional(raw, "engine_id_template", where, str),
+        lookup_rpc_port_base=_optional(raw, "lookup_rpc_port_base", where, int),
+        hccl_port_range=hccl_range,
+        memcache_dp_init_barrier=_optional(raw, "memcache_dp_init_barrier", where, bool, True),
+        consumer_is_to_load=_optional(raw, "consumer_is_to_load", where, bool, False),
+        consumer_is_to_put=_optional(raw, "consumer_is_to_put", where, bool, False),
+    )
+
+
+def parse_node(raw):
+    if not isinstance(raw, dict):
+        raise InputError("every node must be a mapping, got %r" % (raw,))
+    host = _require(raw, "host", "node", str)
+    where = "host %s" % host
+    seed = raw.get("pythonhashseed")
+    return Node(
+        host=host,
+        address=_require(raw, "address", where, str),
+        nic=_optional(raw, "nic", where, str),
+        role=_choice(_require(raw, "role", where, str), ROLES, where, "vllm_engine_role"),
+        local_ranks=_require(raw, "local_ranks", where, int),
+        rank_start=_optional(raw, "rank_start", where, int),
+        api_port=_optional(raw, "api_port", where, int),
+        headless=_optional(raw, "headless", where, bool, False),
+        api_server_count=_optional(raw, "api_server_count", where, int),
+        device_offset=_optional(raw, "device_offset", where, int, 0),
+        pythonhashseed=None if seed is None else str(seed),
+        tenant_id=_optional(raw, "tenant_id", where, str),
+    )
+
+
+def parse_pool(raw):
+    if raw is None:
+        return None
+    where = "vllm_engine_kv_pool"
+    if not isinstance(raw, dict):
+        raise InputError("%s must be a mapping" % where)
+    sizes = raw.get("sizes") or {}
+    if not isinstance(sizes, dict):
+        raise InputError("%s: sizes must be a mapping of name to size" % where)
+    return Pool(
+        backend=_choice(_require(raw, "backend", where, str), POOL_BACKENDS, where, "backend"),
+        use_layerwise=_optional(raw, "use_layerwise", where, bool, False),
+        hybrid_model=_optional(raw, "hybrid_model", where, bool, False),
+        world_size=_optional(raw, "world_size", where, int),
+        sizes={str(k): str(v) for k, v in sizes.items()},
+    )
+
+
+def parse_service(raw):
+    where = "service"
+    if not isinstance(raw, dict):
+        raise InputError("every service must be a mapping, got %r" % (raw,))
+    ports = _require(raw, "ports", where, list)
+    for port in ports:
+        if not _is_kind(port, int):
+            raise InputError("service %s: ports must be integers, got %r" % (raw.get("name"), port))
+    return Service(name=_require(raw, "name", where, str), host=_require(raw, "host", where, str), ports=tuple(ports))
+
+
+def parse_cluster(raw):
+    """Turn the module's ``cluster`` argument into a Cluster, or raise InputError."""
+    if not isinstance(raw, dict):
+        raise InputError("cluster must be a mapping")
+    where = "cluster"
+    name = _require(raw, "name", where, str)
+    hardware = _choice(_require(raw, "hardware", where, str), tuple(HARDWARE), where, "vllm_engine_hardware")
+    groups_raw = _require(raw, "groups", where, dict)
+    groups = {}
+    for role, group in groups_raw.items():
+        _choice(role, ROLES, "vllm_engine_groups", "key")
+        groups[role] = parse_group(role, group)
+    ucm = raw.get("ucm") or {}
+    network_env = tuple(raw.get("network_env") or ())
+    for var in network_env:
+        _choice(var, ADDRESS_ENV + NIC_ENV, where, "vllm_engine_network_env")
+    return Cluster(
+        name=name,
+        hardware=hardware,
+        devices_per_node=_optional(raw, "devices_per_node", where, int, HARDWARE[hardware]["devices"]),
+        connector=_choice(_optional(raw, "connector", where, str, "none"), CONNECTORS, where, "vllm_engine_connector"),
+        mooncake_extra_config=dict(_optional(raw, "mooncake_extra_config", where, dict, {})),
+        ucm_config_file=_optional(ucm, "config_file", "ucm", str),
+        ucm_config=_optional(ucm, "config", "ucm", dict),
+        pool=parse_pool(raw.get("pool")),
+        network_env=network_env,
+        groups=groups,
+        nodes=tuple(parse_node(n) for n in _require(raw, "nodes", where, list)),
+        services=tuple(parse_service(s) for s in raw.get("services") or ()),
+    )

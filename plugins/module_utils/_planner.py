@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rank planner: a cluster description in, the per-DP-rank plan out.
+
+It does by computation what the seeds do by hand with ``launch_online_dp.py`` and the
+run_p.sh / run_d.sh templates (004 5.2, 5.3, 5.4): devices, ports, engine ids, HCCL
+port ranges, lookup ports and the ``--kv-transfer-config`` JSON of every process.
+Pure Python, no Ansible import: the module and the tests both call ``plan_cluster``.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils import _plan_rules as rules
+from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
+from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import parse_cluster
+
+# 004 5.4 start order: pool service, decode, prefill, proxy. Colocated groups have no peer.
+ROLE_START_ORDER = ("decode", "prefill", "colocated")
+
+
+def _mooncake_ports(group, dp_rank):
+    """MooncakeConnector V2 per-rank ports (see shared REFERENCE, Connectors)."""
+    side_channel = group.kv_port + dp_rank * group.tp_size
+    return {
+        "side_channel": [side_channel, side_channel + group.tp_size - 1],
+        "control": group.kv_port + group.tp_size * group.dp_size + dp_rank,
+    }
+
+
+def _hccl_range(group, dp_rank):
+    hccl = group.hccl_port_range
+    low = hccl.base + dp_rank * hccl.stride
+    return "%d-%d" % (low, low + hccl.size - 1)
+
+
+def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
+    first_device = node.device_offset + local_index * group.tp_size
+    devices = list(range(first_device, first_device + group.tp_size))
+    port = node.api_port if node.api_port is not None else group.api_port
+    if group.launch == "per_rank":
+        port += local_index  # launch_online_dp.py: --vllm-start-port + i
+    rank = {
+        "cluster": cluster.name,
+        "role": group.role,
+        "host": node.host,
+        "address": node.address,
+        "dp_rank": dp_rank,
+        "local_index": local_index,
+        "devices": devices,
+        "visible_devices_var": cluster.visible_var,
+        "visible_devices": ",".join(str(d) for d in devices),
+        "port": port,
+        "api": not node.headless,
+        "headless": node.headless,
+        "dp_master": dp_rank == 0,
+        "dp_address": dp_address,
+        "dp_rpc_port": group.dp_rpc_port,
+        "launch": group.launch,
+        "engine_id": group.engine_id_template.format(dp_rank=dp_rank) if group.engine_id_template else None,
+        "lookup_rpc_port": None,
+        "hccl_host_socket_port_range": None,
+        "hccl_npu_socket_port_range": None,
+        "mooncake_ports": None,
+    }
+    if cluster.pool is not None and group.lookup_rpc_port_base is not None:
+        rank["lookup_rpc_port"] = group.lookup_rpc_port_base + dp_rank
+    if group.hccl_port_range is not None:
+        rank["hccl_host_socket_port_range"] = rank["hccl_npu_socket_port_range"] = _hccl_range(group, dp_rank)
+    if cluster.connector == "mooncake" and group.kv_port is not None:
+        rank["mooncake_ports"] = _mooncake_ports(group, dp_rank)
+    return rank
+
+
+def _process_plan(cluster, group, node, ranks):
+    """One ``vllm serve``: a single rank (per_rank) or all local ranks of a node (per_node)."""
+    first = ranks[0]
+    name_rank = ("-dp%d" % first["dp_rank"]) if group.launch == "per_rank" else ""
+    devices = [d for r in ranks for d in r["devices"]]
+    kv_config = kv_transfer_config(cluster, group, first["dp_rank"], first["engine_id"])
+    process = {
+        "key": "%s%s" % (group.role, name_rank),
+        "role": group.role,
+        "host": node.host,
+        "address": node.address,
+        "nic": node.nic,
+        "launch": group.launch,
+        "dp_ranks": [r["dp_rank"] for r in ranks],
+        "devices": devices,
+        "port": first["port"],
+        "api": first["api"],
+        "api_server_count": node.api_server_count,
+        "engine_id": first["engine_id"],
+        "kv_transfer_config": compact_json(kv_config) if kv_config is not None else None,
+        "args": _topology_args(group, node, first, len(ranks)),
+        "env": _topology_env(cluster, node, first, devices),
+    }
+    return process
+
+
+def _topology_args(group, node, first, local_ranks):
+    """The flags the launcher and the node scripts compute (004 5.2 / 5.3), in the seeds' order."""
+    args = ["--host", "0.0.0.0", "--port", str(first["port"])]
+    if node.headless:
+        args.append("--headless")
+    args += ["--data-parallel-size", str(group.dp_size)]
+    if group.launch == "per_rank":
+        args += ["--data-parallel-rank", str(first["dp_rank"])]
+    elif group.dp_size > 1:
+        args += ["--data-parallel-size-local", str(local_ranks), "--data-parallel-start-rank", str(first["dp_rank"])]
+    if group.launch == "per_rank" or group.dp_size > 1:
+        args += ["--data-parallel-address", first["dp_address"], "--data-parallel-rpc-port", str(group.dp_rpc_port)]
+    args += ["--tensor-parallel-size", str(group.tp_size)]
+    return args
+
+
+def _topology_env(cluster, node, first, devices):
+    env = {}
+    for var in cluster.network_env:
+        env[var] = node.address if var in ("HCCL_IF_IP", "VLLM_HOST_IP") else (node.nic or "")
+    if first["hccl_host_socket_port_range"] is not None:
+        env["HCCL_HOST_SOCKET_PORT_RANGE"] = first["hccl_host_socket_port_range"]
+        env["HCCL_NPU_SOCKET_PORT_RANGE"] = first["hccl_npu_socket_port_range"]
+    if cluster.ascend:
+        env[cluster.visible_var] = ",".join(str(d) for d in devices)
+    return env
+
+
+def _proxy_endpoints(processes):
+    """Every prefill API process and every decode rank (the proxy must list each decode rank)."""
+    endpoints = {"prefill": [], "decode": []}
+    for process in processes:
+        if process["role"] in endpoints and process["api"]:
+            endpoints[process["role"]].append(
+                {"host": process["host"], "address": process["address"], "port": process["port"]}
+            )
+    return endpoints
+
+
+def _ports_by_host(entries):
+    ports = {}
+    for host, space, low, high, owner, _variable in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
+        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner})
+    return ports
+
+
+def build_plan(cluster):
+    """Compute the plan of a parsed Cluster; raise PlanError listing every broken rule."""
+    problems = rules.structure_problems(cluster)
+    if problems:
+        raise PlanError(problems)
+    starts = cluster.rank_starts()
+    ranks, processes = [], []
+    for role in ROLE_START_ORDER:
+        group = cluster.groups.get(role)
+        if group is None:
+            continue
+        nodes = [n for n in cluster.nodes if n.role == role]
+        master = next(n for n in nodes if starts[n.host] == 0)
+        dp_address = group.dp_address or master.address
+        for node in nodes:
+            node_ranks = [
+                _rank_plan(cluster, group, node, i, starts[node.host] + i, dp_address) for i in range(node.local_ranks)
+            ]
+            ranks += node_ranks
+            chunks = [[r] for r in node_ranks] if group.launch == "per_rank" else [node_ranks]
+            processes += [_process_plan(cluster, group, node, chunk) for chunk in chunks]
+    bound = rules.bound_ports(cluster, ranks, processes)
+    problems = rules.plan_problems(cluster, ranks, processes, bound)
+    if problems:
+        raise PlanError(problems)
+    return {
+        "cluster": cluster.name,
+        "hardware": cluster.hardware,
+        "start_order": [r for r in ROLE_START_ORDER if r in cluster.groups],
+        "ranks": ranks,
+        "processes": processes,
+        "ports": _ports_by_host(bound),
+        "proxy": _proxy_endpoints(processes),
+    }
+
+
+def plan_cluster(raw):
+    """Parse a plain-dict cluster description and return its plan (see build_plan)."""
+    return build_plan(parse_cluster(raw))

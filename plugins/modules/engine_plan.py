@@ -1,0 +1,126 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: engine_plan
+short_description: Compute the per-DP-rank plan of an inference cluster
+version_added: 0.1.0
+description:
+  - Turns one cluster description (DP groups, their nodes and devices, port bases, connector
+    choice) into the plan of every rank and every C(vllm serve) process, the way the vendor
+    guides compute it by hand with C(launch_online_dp.py).
+  - Checks every rule the guides state (rank coverage, device fit, DP master, unique ports
+    per host, unique engine ids and lookup ports, kv roles, declared Mooncake topology,
+    KV pool and UCM settings) and fails listing each broken rule with its host, rank,
+    variable and fix.
+  - Pure computation on the controller; it reads and changes nothing.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: Nothing is changed in either mode; the plan is returned in check mode too.
+  diff_mode:
+    support: none
+    description: There is nothing to diff.
+options:
+  cluster:
+    description:
+      - The cluster description. Keys C(name), C(hardware) (a2, a3, a5, h100), C(connector)
+        (none, ucm, mooncake), C(groups) (per role prefill, decode or colocated - dp_size, tp_size,
+        launch, dp_rpc_port, dp_address, api_port, kv_port, kv_role, engine_id_template,
+        lookup_rpc_port_base, hccl_port_range, memcache_dp_init_barrier, consumer_is_to_load,
+        consumer_is_to_put), C(nodes) (host, address, nic, role, local_ranks, rank_start, api_port,
+        headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional
+        C(devices_per_node), C(network_env), C(mooncake_extra_config), C(ucm), C(pool), C(services).
+      - See roles/vllm_engine/meta/argument_specs.yml for the inventory variables each key comes from.
+    type: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Plan the four-node A2 PD cluster
+  llmops.inference.engine_plan:
+    cluster:
+      name: pd_a2
+      hardware: a2
+      connector: mooncake
+      groups:
+        prefill: {dp_size: 2, tp_size: 8, dp_rpc_port: 12321, kv_port: 30000, api_port: 9081}
+        decode: {dp_size: 8, tp_size: 2, kv_port: 30100, api_port: 9900}
+      nodes:
+        - {host: p0, address: 192.0.2.11, role: prefill, local_ranks: 1, rank_start: 0}
+        - {host: p1, address: 192.0.2.12, role: prefill, local_ranks: 1, rank_start: 1, api_port: 9082, headless: true}
+        - {host: d0, address: 192.0.2.13, role: decode, local_ranks: 4, rank_start: 0}
+        - {host: d1, address: 192.0.2.14, role: decode, local_ranks: 4, rank_start: 4}
+  delegate_to: localhost
+  run_once: true
+  register: plan
+"""
+
+RETURN = r"""
+plan:
+  description: The plan. C(ranks) has one entry per DP rank, C(processes) one per C(vllm serve).
+  returned: success
+  type: dict
+  contains:
+    cluster:
+      description: Cluster name.
+      type: str
+      returned: success
+    start_order:
+      description: Roles in the order they must start (decode before prefill, 004 5.4).
+      type: list
+      elements: str
+      returned: success
+    ranks:
+      description: Host, dp_rank, local_index, devices, port, api, dp_address, engine_id, lookup_rpc_port, HCCL ranges, Mooncake ports.
+      type: list
+      elements: dict
+      returned: success
+    processes:
+      description: One per engine process, with its topology flags (args), env and kv_transfer_config JSON.
+      type: list
+      elements: dict
+      returned: success
+    ports:
+      description: Every port (range) each host binds, with its owner.
+      type: dict
+      returned: success
+    proxy:
+      description: The prefill API endpoints and every decode rank endpoint the PD proxy must list.
+      type: dict
+      returned: success
+problems:
+  description: Each broken rule, when the plan fails.
+  returned: failure
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(cluster=dict(type="dict", required=True)), supports_check_mode=True)
+    try:
+        plan = plan_cluster(module.params["cluster"])
+    except PlanError as err:
+        module.fail_json(msg="The cluster plan breaks %d rule(s):\n%s" % (len(err.problems), err),
+                         problems=[str(p) for p in err.problems])
+    except InputError as err:
+        module.fail_json(msg="The cluster description is malformed: %s" % err, problems=[str(err)])
+    module.exit_json(changed=False, plan=plan)
+
+
+if __name__ == "__main__":
+    main()

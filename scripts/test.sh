@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every test of the collection, from a fresh Debian machine: sets up what it needs, then runs
+# unit and property tests, linters, the collection build, ansible-test sanity and the
+# playbook tests; prints one line per step and a closing count.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/bootstrap.sh || exit 1
+# shellcheck source=scripts/env.sh
+. scripts/env.sh
+collection="$ANSIBLE_COLLECTIONS_PATH/ansible_collections/llmops/inference"
+
+passed=0
+failed=0
+failures=""
+step() {
+  local name=$1
+  shift
+  echo "=== $name"
+  local start=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== $name: ok ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1))
+    failures="$failures $name"
+    echo "=== $name: FAILED ($((SECONDS - start)) s)"
+  fi
+}
+
+step unit bash -c "cd '$collection' && python -m pytest -q -p no:cacheprovider tests/unit"
+step yamllint yamllint -s .
+step ansible-lint ansible-lint --offline -q
+step galaxy-build bash -c "ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
+step sanity bash scripts/sanity.sh
+step benchmark python benchmarks/plan_speed.py
+
+[ -z "$failures" ] || echo "failed steps:$failures"
+echo "steps: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -91,6 +91,7 @@ class Group:
     memcache_dp_init_barrier: bool
     consumer_is_to_load: bool
     consumer_is_to_put: bool
+    set_visible_devices: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +196,7 @@ def parse_group(role, raw):
         memcache_dp_init_barrier=_optional(raw, "memcache_dp_init_barrier", where, bool, True),
         consumer_is_to_load=_optional(raw, "consumer_is_to_load", where, bool, False),
         consumer_is_to_put=_optional(raw, "consumer_is_to_put", where, bool, False),
+        set_visible_devices=_optional(raw, "set_visible_devices", where, bool, True),
     )
 
 
@@ -223,7 +225,7 @@ def parse_node(raw):
 def parse_pool(raw):
     if raw is None:
         return None
-    where = "vllm_engine_kv_pool"
+    where = "kv pool"
     if not isinstance(raw, dict):
         raise InputError("%s must be a mapping" % where)
     sizes = raw.get("sizes") or {}

@@ -192,10 +192,10 @@ def _pool_problems(cluster):
     c = cluster.name
     problems = []
     if cluster.connector != "mooncake":
-        problems.append(Problem(c, "vllm_engine_kv_pool", "a KV pool rides on MultiConnector with MooncakeConnectorV2",
-                                "set vllm_engine_connector: mooncake or remove vllm_engine_kv_pool"))
+        problems.append(Problem(c, "vllm_engine_connector", "a KV pool rides on MultiConnector with MooncakeConnectorV2",
+                                "set vllm_engine_connector: mooncake, or deploy without a pool"))
     if pool.hybrid_model and pool.use_layerwise:
-        problems.append(Problem(c, "vllm_engine_kv_pool.use_layerwise", "a hybrid model has groups that cannot be prefix-cached",
+        problems.append(Problem(c, "vllm_engine_kv_pool_use_layerwise", "a hybrid model has groups that cannot be prefix-cached",
                                 "set use_layerwise: false (004 5.4)"))
     for group in cluster.groups.values():
         if group.lookup_rpc_port_base is None:
@@ -213,7 +213,7 @@ def _pool_problems(cluster):
     for name, text in sorted(pool.sizes.items()):
         size = parse_size(text)
         if size is None or size % GIB:
-            problems.append(Problem(c, "vllm_engine_kv_pool.sizes.%s" % name, "%r is not a whole number of GB" % text,
+            problems.append(Problem(c, name, "%r is not a whole number of GB" % text,
                                     "use a 1 GB-aligned size such as 8GB, or 0"))
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())

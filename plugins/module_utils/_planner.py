@@ -94,7 +94,7 @@ def _process_plan(cluster, group, node, ranks):
         "engine_id": first["engine_id"],
         "kv_transfer_config": compact_json(kv_config) if kv_config is not None else None,
         "args": _topology_args(group, node, first, len(ranks)),
-        "env": _topology_env(cluster, node, first, devices),
+        "env": _topology_env(cluster, group, node, first, devices),
     }
     return process
 
@@ -115,14 +115,15 @@ def _topology_args(group, node, first, local_ranks):
     return args
 
 
-def _topology_env(cluster, node, first, devices):
+def _topology_env(cluster, group, node, first, devices):
     env = {}
     for var in cluster.network_env:
         env[var] = node.address if var in ("HCCL_IF_IP", "VLLM_HOST_IP") else (node.nic or "")
     if first["hccl_host_socket_port_range"] is not None:
         env["HCCL_HOST_SOCKET_PORT_RANGE"] = first["hccl_host_socket_port_range"]
         env["HCCL_NPU_SOCKET_PORT_RANGE"] = first["hccl_npu_socket_port_range"]
-    if cluster.ascend:
+    # NVIDIA containers get their GPUs from a device request instead (000 3.1).
+    if cluster.ascend and group.set_visible_devices:
         env[cluster.visible_var] = ",".join(str(d) for d in devices)
     return env
 

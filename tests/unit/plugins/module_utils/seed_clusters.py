@@ -49,13 +49,17 @@ def ucm_h100():
 
 
 def single_a5():
-    """004 5.1: 950DT, TP8, port 8000."""
-    return _single("single_a5", "a5", 8, 8000)
+    """004 5.1: 950DT, TP8, port 8000; the script sets no ASCEND_RT_VISIBLE_DEVICES."""
+    cluster = _single("single_a5", "a5", 8, 8000)
+    cluster["groups"]["colocated"]["set_visible_devices"] = False
+    return cluster
 
 
 def single_a3():
-    """004 5.1: Atlas 800I A3, TP16, port 8000."""
-    return _single("single_a3", "a3", 16, 8000)
+    """004 5.1: Atlas 800I A3, TP16, port 8000; the script sets no ASCEND_RT_VISIBLE_DEVICES."""
+    cluster = _single("single_a3", "a3", 16, 8000)
+    cluster["groups"]["colocated"]["set_visible_devices"] = False
+    return cluster
 
 
 def dp_a2():
@@ -117,7 +121,7 @@ def pd_pool_a3():
     for node in cluster["nodes"]:
         node["pythonhashseed"] = "0"
     cluster["pool"] = {"backend": "memcache", "use_layerwise": False, "hybrid_model": True, "world_size": 256,
-                       "sizes": {"dram.size": "20GB", "max.dram.size": "1024GB"}}
+                       "sizes": {"memcache_pool_dram_size": "20GB", "memcache_pool_max_dram_size": "1024GB"}}
     groups = cluster["groups"]
     groups["prefill"].update(engine_id_template="glm53-flash-prefill-dp{dp_rank}", lookup_rpc_port_base=37000)
     groups["decode"].update(engine_id_template="glm53-flash-decode-dp{dp_rank}", lookup_rpc_port_base=37100)
@@ -132,7 +136,7 @@ def pd_pool_a2():
     for node in cluster["nodes"]:
         node.update(pythonhashseed="0", tenant_id="default")
     cluster["pool"] = {"backend": "mooncake", "use_layerwise": False, "hybrid_model": True,
-                       "sizes": {"prefill global_segment_size": "8GB", "decode global_segment_size": "0"}}
+                       "sizes": {"mooncake_master_segment_size.prefill": "8GB", "mooncake_master_segment_size.decode": "0"}}
     groups = cluster["groups"]
     groups["prefill"].update(engine_id_template="glm53-flash-prefill-dp{dp_rank}", lookup_rpc_port_base=37000)
     groups["decode"].update(engine_id_template="glm53-flash-decode-dp{dp_rank}", lookup_rpc_port_base=37100)

@@ -192,8 +192,8 @@ def test_pool_tenant_everywhere():
 @pytest.mark.parametrize("size", ["1.5GB", "512MB", "eight"])
 def test_pool_sizes_are_gb_aligned(size):
     cluster = seeds.pd_pool_a3()
-    cluster["pool"]["sizes"]["dram.size"] = size
-    assert "vllm_engine_kv_pool.sizes.dram.size: %r is not a whole number of GB" % size in _single_problem(cluster)
+    cluster["pool"]["sizes"]["memcache_pool_dram_size"] = size
+    assert "memcache_pool_dram_size: %r is not a whole number of GB" % size in _single_problem(cluster)
 
 
 def test_memcache_world_size_covers_every_worker():
@@ -207,7 +207,7 @@ def test_memcache_world_size_covers_every_worker():
 def test_hybrid_model_needs_whole_segment_pool_transfers():
     cluster = seeds.pd_pool_a2()
     cluster["pool"]["use_layerwise"] = True
-    assert "vllm_engine_kv_pool.use_layerwise: a hybrid model has groups that cannot be prefix-cached" in _single_problem(cluster)
+    assert "vllm_engine_kv_pool_use_layerwise: a hybrid model has groups that cannot be prefix-cached" in _single_problem(cluster)
 
 
 def test_memcache_barrier_on_every_group():
@@ -270,7 +270,7 @@ def test_every_problem_is_reported_at_once():
     cluster = seeds.pd_pool_a2()
     cluster["groups"]["decode"]["kv_role"] = "kv_both"
     _node(cluster, "pd_a2_p1")["pythonhashseed"] = "7"
-    cluster["pool"]["sizes"]["prefill global_segment_size"] = "8.5GB"
+    cluster["pool"]["sizes"]["mooncake_master_segment_size.prefill"] = "8.5GB"
     assert len(_problems(cluster)) == 3
 
 

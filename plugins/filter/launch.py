@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that turn the planner's output into launch specs; the roles only pass data through them."""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+
+
+def engine_launch_specs(plan, host, engine):
+    """Launch specs of the engine processes the plan puts on host."""
+    return launch.engine_specs(plan, host, engine)
+
+
+def launch_spec(fields):
+    """A launch spec with every contract key, from the fields a role sets."""
+    return launch.new_spec(**fields)
+
+
+def launch_spec_hash(spec):
+    return launch.spec_hash(spec)
+
+
+def launch_waves(plan):
+    """{role or 'proxy': wave}: pool services 0, then decode, prefill, proxy."""
+    return launch.engine_waves(plan)
+
+
+def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
+    return launch.proxy_command(script, host, port, endpoints, extra_flags)
+
+
+def plan_address(plan, host):
+    """The address the plan gives host (services address each other through it)."""
+    for process in plan["processes"]:
+        if process["host"] == host:
+            return process["address"]
+    raise ValueError("host %s runs no engine in cluster %s" % (host, plan["cluster"]))
+
+
+def launch_plan_table(specs):
+    return "\n".join(launch.plan_table(specs))
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "engine_launch_specs": engine_launch_specs,
+            "launch_spec": launch_spec,
+            "launch_spec_hash": launch_spec_hash,
+            "launch_waves": launch_waves,
+            "pd_proxy_command": pd_proxy_command,
+            "launch_plan_table": launch_plan_table,
+            "plan_address": plan_address,
+        }

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Launch specs: one JSON-able dict per container the collection starts.
+
+Plan mode writes them; deploy mode starts exactly them. The keys are a contract other
+tools read (README, "Plan mode"): name, host, image, command, env, devices, gpus, volumes,
+network_mode, ipc_mode, privileged, shm_size, files, wave, ready.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
+
+SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volumes", "network_mode",
+             "ipc_mode", "privileged", "shm_size", "files", "wave", "ready")
+# vLLM logs this once an engine core finished loading; the only sign of life of a headless rank.
+HEADLESS_READY_LOG = r"init engine \(profile, create kv cache, warmup model\) took"
+
+
+def render_flags(flags):
+    """{flag: value} -> argv items: true is a bare flag, false/None drop it, dicts and lists become JSON."""
+    argv = []
+    for flag, value in flags.items():
+        if value is None or value is False:
+            continue
+        argv.append("--" + flag)
+        if value is True:
+            continue
+        argv.append(compact_json(value) if isinstance(value, (dict, list)) else str(value))
+    return argv
+
+
+def merged(common, override):
+    """Role settings over cluster settings, keeping the cluster's order; None in the role removes a key."""
+    result = dict(common or {})
+    for key, value in (override or {}).items():
+        result[key] = value
+    return {k: v for k, v in result.items() if v is not None}
+
+
+def spec_hash(spec):
+    """Stable digest of a spec: the label deploy mode compares to decide a restart."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def new_spec(**fields):
+    spec = {
+        "name": None, "host": None, "image": None, "command": [], "env": {}, "devices": [], "gpus": None,
+        "volumes": [], "network_mode": "host", "ipc_mode": None, "privileged": False, "shm_size": None,
+        "files": {}, "wave": 0, "ready": None,
+    }
+    unknown = set(fields) - set(SPEC_KEYS)
+    if unknown:
+        raise ValueError("unknown launch spec keys %s" % sorted(unknown))
+    spec.update(fields)
+    spec["env"] = {k: str(v) for k, v in spec["env"].items()}
+    return spec
+
+
+def engine_waves(plan):
+    """Pool services start in wave 0, then the roles in the plan's order, the proxy last."""
+    waves = {role: index + 1 for index, role in enumerate(plan["start_order"])}
+    waves["proxy"] = len(plan["start_order"]) + 1
+    return waves
+
+
+def engine_specs(plan, host, engine):
+    """The launch specs of every engine process the plan puts on ``host``.
+
+    ``engine`` holds the per-cluster settings: image, model, container_name, args, role_args,
+    env, role_env, volumes, served_model_name, driver (devices, volumes, network_mode, ipc_mode,
+    privileged, shm_size, gpus) and addons (env, volumes, files contributed by ucm_cache,
+    memcache_pool, mooncake_master for this host).
+    """
+    waves = engine_waves(plan)
+    driver = engine["driver"]
+    specs = []
+    for process in (p for p in plan["processes"] if p["host"] == host):
+        role = process["role"]
+        flags = merged(engine.get("args"), (engine.get("role_args") or {}).get(role))
+        command = ["vllm", "serve", engine["model"]] + process["args"] + render_flags(flags)
+        if process["api_server_count"] is not None:
+            command += ["--api-server-count", str(process["api_server_count"])]
+        if process["kv_transfer_config"] is not None:
+            command += ["--kv-transfer-config", process["kv_transfer_config"]]
+        env = merged(engine.get("env"), (engine.get("role_env") or {}).get(role))
+        volumes = list(driver.get("volumes") or []) + list(engine.get("volumes") or [])
+        files = {}
+        for addon in engine.get("addons") or []:
+            env.update(addon.get("env") or {})
+            volumes += [v for v in addon.get("volumes") or [] if v not in volumes]
+            files.update(addon.get("files") or {})
+        env.update(process["env"])  # the plan's per-rank values win over any static setting
+        name = engine["container_name"]
+        if process["launch"] == "per_rank":
+            name = "%s-%s" % (name, process["key"])
+        if process["api"]:
+            ready = {"http": "http://%s:%d/v1/models" % (process["address"], process["port"]),
+                     "model": engine.get("served_model_name")}
+        else:
+            ready = {"log": engine.get("headless_ready_log") or HEADLESS_READY_LOG}
+        specs.append(new_spec(
+            name=name, host=host, image=engine["image"], command=command, env=env,
+            devices=list(driver.get("devices") or []),
+            gpus=[str(d) for d in process["devices"]] if driver.get("gpus") else None,
+            volumes=volumes, network_mode=driver.get("network_mode", "host"), ipc_mode=driver.get("ipc_mode"),
+            privileged=bool(driver.get("privileged")), shm_size=driver.get("shm_size"),
+            files=files, wave=waves[role], ready=ready,
+        ))
+    return specs
+
+
+def proxy_command(script, host, port, endpoints, extra_flags=None):
+    """The load-balance proxy's argv with every prefill API endpoint and every decode rank (004 5.3)."""
+    prefill, decode = endpoints["prefill"], endpoints["decode"]
+    return (["python", script, "--host", host, "--port", str(port),
+             "--prefiller-hosts"] + [e["address"] for e in prefill]
+            + ["--prefiller-ports"] + [str(e["port"]) for e in prefill]
+            + ["--decoder-hosts"] + [e["address"] for e in decode]
+            + ["--decoder-ports"] + [str(e["port"]) for e in decode]
+            + render_flags(extra_flags or {}))
+
+
+def plan_table(specs):
+    """Rows of hosts, containers, ranks, devices and ports, for the plan-mode printout."""
+    header = ("HOST", "WAVE", "CONTAINER", "DP RANKS", "DEVICES", "PORTS")
+    rows = [header]
+    for spec in sorted(specs, key=lambda s: (s["wave"], s["host"], s["name"])):
+        command = spec["command"]
+        ranks = _flag_value(command, "--data-parallel-rank") or _flag_value(command, "--data-parallel-start-rank") or ""
+        if ranks and "--data-parallel-size-local" in command:
+            first, count = int(ranks), int(_flag_value(command, "--data-parallel-size-local"))
+            ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)
+        devices = spec["env"].get("ASCEND_RT_VISIBLE_DEVICES") or ",".join(spec["gpus"] or []) or "-"
+        port = _flag_value(command, "--port") or ""
+        if "--headless" in command:
+            port = "headless"
+        rows.append((spec["host"], str(spec["wave"]), spec["name"], ranks or "-", devices, port or _ready_port(spec)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def _flag_value(command, flag):
+    return command[command.index(flag) + 1] if flag in command else None
+
+
+def _ready_port(spec):
+    ready = spec.get("ready") or {}
+    target = ready.get("http") or ready.get("tcp") or ""
+    return target.rsplit(":", 1)[-1].split("/")[0] if ":" in target else "-"

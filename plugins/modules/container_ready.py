@@ -1,0 +1,163 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: container_ready
+short_description: Wait until containers described by launch specs are ready
+version_added: 0.1.0
+description:
+  - Polls every container of a launch wave on the host until each passes its readiness probe.
+  - "An C(http) probe needs HTTP 200; for a C(/v1/models) URL the answer must also list the
+    served model name (C(--served-model-name) of the spec's command, else the model argument).
+    A C(log) probe (a regular expression) needs a matching line in the container's log,
+    a C(tcp) probe (HOST:PORT) an open port."
+  - Fails at once, with the last log lines, when a container is not running (exited, dead or
+    missing), and at the timeout with the log lines of every container still not ready.
+  - Uses the docker CLI of the host.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: In check mode nothing was started, so nothing is waited for.
+  diff_mode:
+    support: none
+    description: Waiting changes nothing.
+options:
+  containers:
+    description: Launch specs; C(name), C(ready) and C(command) are read.
+    type: list
+    elements: dict
+    required: true
+  timeout:
+    description: Seconds to wait for all of them.
+    type: int
+    default: 3600
+  interval:
+    description: Seconds between probe rounds.
+    type: int
+    default: 5
+  log_lines:
+    description: Log lines included in a failure.
+    type: int
+    default: 40
+"""
+
+EXAMPLES = r"""
+- name: Wait for the decode ranks
+  llmops.inference.container_ready:
+    containers: "{{ llmops_launch_specs | selectattr('wave', 'eq', 1) | list }}"
+    timeout: 1800
+"""
+
+RETURN = r"""
+ready:
+  description: Seconds each container took to become ready, by name.
+  returned: success
+  type: dict
+"""
+
+import json
+import re
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
+
+
+def served_model(command):
+    """The name /v1/models must list: --served-model-name, else the model argument of vllm serve."""
+    if "--served-model-name" in command:
+        return command[command.index("--served-model-name") + 1]
+    if command[:2] == ["vllm", "serve"] and len(command) > 2:
+        return command[2]
+    return None
+
+
+class Docker:
+    def __init__(self, module):
+        self.module = module
+        self.binary = module.get_bin_path("docker", required=True)
+
+    def state(self, name):
+        rc, out, _err = self.module.run_command([self.binary, "inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", name])
+        return out.strip() if rc == 0 else "missing"
+
+    def logs(self, name, lines=None):
+        args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
+        _rc, out, err = self.module.run_command(args)
+        return out + err
+
+
+def probe(docker, spec):
+    ready = spec.get("ready") or {}
+    if "http" in ready:
+        try:
+            response = open_url(ready["http"], timeout=5, validate_certs=False)
+            body = response.read()
+        except Exception:  # pylint: disable=broad-exception-caught  # any failure means: not yet
+            return False
+        if ready["http"].rstrip("/").endswith("/v1/models"):
+            model = served_model(spec.get("command") or [])
+            try:
+                ids = [entry.get("id") for entry in json.loads(body).get("data", [])]
+            except ValueError:
+                return False
+            return model is None or model in ids
+        return True
+    if "log" in ready:
+        return re.search(ready["log"], docker.logs(spec["name"])) is not None
+    if "tcp" in ready:
+        host, port = ready["tcp"].rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=3).close()
+            return True
+        except OSError:
+            return False
+    return True  # nothing to probe: running is ready
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            containers=dict(type="list", elements="dict", required=True),
+            timeout=dict(type="int", default=3600),
+            interval=dict(type="int", default=5),
+            log_lines=dict(type="int", default=40),
+        ),
+        supports_check_mode=True,
+    )
+    if module.check_mode:
+        module.exit_json(changed=False, ready={})
+    docker = Docker(module)
+    start = time.monotonic()
+    pending = {spec["name"]: spec for spec in module.params["containers"]}
+    ready = {}
+    while pending:
+        for name, spec in list(pending.items()):
+            state = docker.state(name)
+            if not state.startswith("running"):
+                module.fail_json(msg="container %s is %s before it was ready; its last log lines:\n%s"
+                                 % (name, state, docker.logs(name, module.params["log_lines"])), container=name)
+            if probe(docker, spec):
+                ready[name] = round(time.monotonic() - start, 1)
+                del pending[name]
+        if not pending:
+            break
+        if time.monotonic() - start > module.params["timeout"]:
+            logs = "\n".join("--- %s (%s)\n%s" % (name, spec.get("ready"), docker.logs(name, module.params["log_lines"]))
+                             for name, spec in pending.items())
+            module.fail_json(msg="not ready after %d s: %s\n%s" % (module.params["timeout"], ", ".join(sorted(pending)), logs),
+                             pending=sorted(pending))
+        time.sleep(module.params["interval"])
+    module.exit_json(changed=False, ready=ready)
+
+
+if __name__ == "__main__":
+    main()

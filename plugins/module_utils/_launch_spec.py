@@ -72,7 +72,7 @@ def engine_specs(plan, host, engine):
     """The launch specs of every engine process the plan puts on ``host``.
 
     ``engine`` holds the per-cluster settings: image, model, container_name, args, role_args,
-    env, role_env, volumes, served_model_name, driver (devices, volumes, network_mode, ipc_mode,
+    env, role_env, volumes, driver (devices, volumes, network_mode, ipc_mode,
     privileged, shm_size, gpus) and addons (env, volumes, files contributed by ucm_cache,
     memcache_pool, mooncake_master for this host).
     """
@@ -99,8 +99,8 @@ def engine_specs(plan, host, engine):
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
         if process["api"]:
-            ready = {"http": "http://%s:%d/v1/models" % (process["address"], process["port"]),
-                     "model": engine.get("served_model_name")}
+            # container_ready also checks the answer lists --served-model-name
+            ready = {"http": "http://%s:%d/v1/models" % (process["address"], process["port"])}
         else:
             ready = {"log": engine.get("headless_ready_log") or HEADLESS_READY_LOG}
         specs.append(new_spec(

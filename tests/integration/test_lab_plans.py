@@ -1,0 +1,276 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Plan mode over inventories/lab, compared with the seeds flag by flag.
+
+The expected commands are the seeds' own lines (seed_text.py) expanded like bash with the lab's
+addresses; env, mounts and docker settings are transcribed from the seeds' exports and docker runs.
+Flag order is not compared (vLLM does not care); every flag, value, JSON field and variable is.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+import seed_text as seed
+
+A2_DEVICES = ["/dev/davinci%d" % i for i in range(8)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+A3_DEVICES = ["/dev/davinci%d" % i for i in range(16)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+A5_DEVICES = ["/dev/davinci%d" % i for i in range(8)] + ["/dev/davinci_manager", "/dev/hisi_hdc", "/dev/ummu", "/dev/uburma"]
+# 004 4.1 docker runs (A2, A3, 950DT) and 000 2.1 (A2 with UCM).
+A2_VOLUMES = ["/usr/local/Ascend/driver:/usr/local/Ascend/driver", "/usr/local/Ascend/firmware:/usr/local/Ascend/firmware",
+              "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi", "/usr/local/sbin:/usr/local/sbin",
+              "/etc/hccn.conf:/etc/hccn.conf:ro", "/root/.cache:/root/.cache"]
+A3_VOLUMES = ["/usr/local/dcmi:/usr/local/dcmi",
+              "/usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool",
+              "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/",
+              "/usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info",
+              "/etc/ascend_install.info:/etc/ascend_install.info", "/etc/hccn.conf:/etc/hccn.conf:ro", "/root/.cache:/root/.cache"]
+A5_VOLUMES = ["/usr/local/Ascend/driver:/usr/local/Ascend/driver", "/etc/ascend_install.info:/etc/ascend_install.info",
+              "/etc/hccl_rootinfo.json:/etc/hccl_rootinfo.json", "/etc/hixlep/:/etc/hixlep/", "/root/.cache:/root/.cache",
+              "/usr/local/sbin:/usr/local/sbin", "/usr/local/dcmi:/usr/local/dcmi", "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
+              "/usr/bin/urma_admin:/usr/bin/urma_admin", "/lib/route.conf:/lib/route.conf"]
+A2_UCM_VOLUMES = ["/usr/local/dcmi:/usr/local/dcmi:ro",
+                  "/usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool:ro",
+                  "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi:ro", "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro",
+                  "/etc/ascend_install.info:/etc/ascend_install.info:ro", "/etc/hccn.conf:/etc/hccn.conf:ro"]
+# How the rendered config files reach the containers (the seeds write them inside by hand).
+UCM_CONFIG_MOUNT = "/etc/llmops/ucm/ucm_config_example.yaml:/workspace/ucm_config_example.yaml:ro"
+MOONCAKE_MOUNT = "/etc/llmops/mooncake:/etc/llmops/mooncake:ro"
+MEMCACHE_MOUNT = "/etc/llmops/memcache:/etc/llmops/memcache:ro"
+
+PD_NET = {"GLOO_SOCKET_IFNAME": "eth0", "TP_SOCKET_IFNAME": "eth0", "HCCL_SOCKET_IFNAME": "eth0"}
+A2_TIMEOUTS = {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "3000", "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "1200",
+               "VLLM_RPC_TIMEOUT": "3600000"}
+A3_HCCS = {"ASCEND_GLOBAL_RESOURCE_CONFIG": '{"comm_resource_config.protocol_desc":["hccs:device"]}',
+           "ASCEND_LOCAL_COMM_RES": '{"version":"1.2"}'}
+MEMCACHE_ENV = {"PYTHONHASHSEED": "0", "MMC_LOCAL_CONFIG_PATH": "/etc/llmops/memcache/mmc-local.conf",
+                "LD_LIBRARY_PATH": "/usr/local/python3.11.13/lib/python3.11/site-packages/memcache_hybrid/lib:/usr/local/python3.11.13/lib",
+                "ACL_OP_INIT_MODE": "1", "ASCEND_ENABLE_USE_FABRIC_MEM": "1"}
+MOONCAKE_ENV = {"PYTHONHASHSEED": "0", "MOONCAKE_CONFIG_PATH": "/etc/llmops/mooncake/mooncake.json"}
+MODEL_004 = "/root/.cache/GLM-5.3-Flash-w8a8"
+
+
+def assert_same_command(spec, expected_argv):
+    assert seed.flags(spec["command"]) == seed.flags(expected_argv), spec["name"]
+
+
+def assert_docker(spec, devices, volumes, privileged=False, shm_size=None, ipc_mode=None, gpus=None):
+    assert (spec["devices"], spec["volumes"], spec["privileged"], spec["shm_size"], spec["ipc_mode"], spec["gpus"]) == (
+        devices, volumes, privileged, shm_size, ipc_mode, gpus), spec["name"]
+    assert spec["network_mode"] == "host"
+
+
+def launcher(template, devices, port, dp_size, rank, dp_address, rpc_port, tp, **more):
+    """launch_online_dp.py's $1..$7 for one local rank, then the template expanded."""
+    return seed.expand(template, MODEL_PATH=MODEL_004, **{"1": devices, "2": str(port), "3": str(dp_size), "4": str(rank),
+                                                         "5": dp_address, "6": str(rpc_port), "7": str(tp)}, **more)
+
+
+def devices_of(local_index, tp):
+    return ",".join(str(d) for d in range(local_index * tp, (local_index + 1) * tp))
+
+
+def test_every_playbook_names_exactly_the_seed_containers(lab_plans):
+    names = {cluster: sorted(plan.specs()) for cluster, plan in lab_plans.items()}
+    assert names["ucm_a2"] == [("ucm_a2_node", "glm47-ucm")]
+    assert names["ucm_h100"] == [("ucm_h100_node", "glm47-ucm-h100")]
+    assert names["dp_a2"] == [("dp_a2_node0", "vllm-ascend"), ("dp_a2_node1", "vllm-ascend")]
+    assert len(names["pd_a2"]) == 2 + 8 + 1 and ("pd_a2_p0", "pd-proxy") in names["pd_a2"]
+    assert len(names["pd_pool_a3"]) == 2 + 8 + 1 + 1 and ("pd_pool_a3_prefill", "memcache-meta") in names["pd_pool_a3"]
+    assert ("pd_pool_a2_p0", "mooncake-master") in names["pd_pool_a2"]
+
+
+@pytest.mark.parametrize("cluster,text,model,volumes,env", [
+    ("ucm_a2", seed.UCM_A2, "/data/weights/GLM-4.7-W8A8-floatmtp",
+     A2_UCM_VOLUMES + ["/data/weights/GLM-4.7-W8A8-floatmtp:/data/weights/GLM-4.7-W8A8-floatmtp:ro", "/data/ucm:/data/ucm", UCM_CONFIG_MOUNT],
+     {"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "ENABLE_UCM_PATCH": "1", "UCM_LOG_PATH": "/data/ucm/log",
+      "VLLM_CPU_AFFINITY": "1", "HCCL_BUFFSIZE": "512", "OMP_PROC_BIND": "false", "OMP_NUM_THREADS": "1",
+      "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True", "HCCL_OP_EXPANSION_MODE": "AIV",
+      "VLLM_ASCEND_BALANCE_SCHEDULING": "1", "VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE": "1"}),
+    ("ucm_h100", seed.UCM_H100, "/data/weights/GLM-4.7-FP8",
+     ["/data/weights/GLM-4.7-FP8:/data/weights/GLM-4.7-FP8:ro", "/data/ucm:/data/ucm", UCM_CONFIG_MOUNT],
+     {"ENABLE_UCM_PATCH": "1", "UCM_LOG_PATH": "/data/ucm/log"}),
+])
+def test_000_ucm_routes(lab_plans, cluster, text, model, volumes, env):
+    ((host, name), spec), = lab_plans[cluster].specs().items()
+    assert_same_command(spec, seed.expand(text, MODEL_PATH=model))
+    assert spec["env"] == env
+    if cluster == "ucm_a2":
+        assert_docker(spec, A2_DEVICES, volumes, ipc_mode="host")
+    else:
+        assert_docker(spec, [], volumes, ipc_mode="host", gpus=[str(i) for i in range(8)])
+    ((path, content),) = spec["files"].items()
+    assert path == "/etc/llmops/ucm/ucm_config_example.yaml"
+    assert yaml.safe_load(content) == yaml.safe_load(seed.UCM_YAML)
+    assert spec["ready"] == {"http": "http://%s:7800/v1/models" % {"ucm_a2": "192.0.2.10", "ucm_h100": "192.0.2.11"}[cluster]}
+
+
+@pytest.mark.parametrize("cluster,text,env,devices,volumes,shm", [
+    ("single_a5", seed.SINGLE_A5, {"VLLM_USE_V2_MODEL_RUNNER": "0", "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+                                   "HCCL_BUFFSIZE": "1024"}, A5_DEVICES, A5_VOLUMES, "1g"),
+    ("single_a3", seed.SINGLE_A3, {"VLLM_USE_V2_MODEL_RUNNER": "0", "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+                                   "HCCL_OP_EXPANSION_MODE": "AIV", "HCCL_BUFFSIZE": "1024"}, A3_DEVICES, A3_VOLUMES, "100g"),
+])
+def test_004_5_1_single_node(lab_plans, cluster, text, env, devices, volumes, shm):
+    ((_key, spec),) = lab_plans[cluster].specs().items()
+    assert_same_command(spec, seed.expand(text))
+    assert spec["env"] == env
+    assert_docker(spec, devices, volumes, shm_size=shm)
+    assert spec["files"] == {}
+
+
+def test_004_5_2_dp_over_two_a2_nodes(lab_plans):
+    plan = lab_plans["dp_a2"]
+    for host, text, ip in (("dp_a2_node0", seed.DP_A2_NODE0, "192.0.2.21"), ("dp_a2_node1", seed.DP_A2_NODE1, "192.0.2.22")):
+        spec = plan.spec(host, "vllm-ascend")
+        assert_same_command(spec, seed.expand(text, node0_ip="192.0.2.21"))
+        assert spec["env"] == dict(PD_NET, HCCL_IF_IP=ip, VLLM_USE_V2_MODEL_RUNNER="0", HCCL_OP_EXPANSION_MODE="AIV",
+                                   PYTORCH_NPU_ALLOC_CONF="expandable_segments:True", HCCL_BUFFSIZE="1024",
+                                   ASCEND_RT_VISIBLE_DEVICES="0,1,2,3,4,5,6,7", **A2_TIMEOUTS)
+        assert_docker(spec, A2_DEVICES, A2_VOLUMES, privileged=True, shm_size="500g")
+    assert plan.spec("dp_a2_node0", "vllm-ascend")["ready"] == {"http": "http://192.0.2.21:8000/v1/models"}
+    assert "log" in plan.spec("dp_a2_node1", "vllm-ascend")["ready"]  # headless: no API to probe
+
+
+def _pd_a3_expectations(cluster, prefill_host, decode_host, p_ip, d_ip, pool):
+    """(host, container, argv, env) of every engine in a 5.3 / 5.4 A3 cluster."""
+    rows = []
+    for role, host, ip, dp, tp, port0, text, kv_text in (
+            ("prefill", prefill_host, p_ip, 2, 8, 9081, seed.PD_A3_P, seed.POOL_A3_P),
+            ("decode", decode_host, d_ip, 8, 2, 9900, seed.PD_A3_D, seed.POOL_A3_D)):
+        for rank in range(dp):
+            argv = launcher(text, devices_of(rank, tp), port0 + rank, dp, rank, ip, 12325, tp)
+            env = dict(A3_HCCS, **PD_NET, HCCL_IF_IP=ip, PYTORCH_NPU_ALLOC_CONF="expandable_segments:True",
+                       VLLM_USE_V2_MODEL_RUNNER="0", HCCL_OP_EXPANSION_MODE="AIV", HCCL_BUFFSIZE="1024",
+                       ASCEND_RT_VISIBLE_DEVICES=devices_of(rank, tp))
+            if pool:
+                # 5.4: add --enable-prefix-caching, replace the kv-transfer-config, add the pool env.
+                (kv,) = seed.expand(kv_text, **{"4": str(rank)})
+                argv = seed.replace_flag(argv, "--kv-transfer-config", kv) + ["--enable-prefix-caching"]
+                env.update(MEMCACHE_ENV)
+            rows.append((host, "vllm-ascend-%s-dp%d" % (role, rank), argv, env))
+    return rows
+
+
+@pytest.mark.parametrize("cluster,pool", [("pd_a3", False), ("pd_pool_a3", True)])
+def test_004_5_3_and_5_4_a3(lab_plans, cluster, pool):
+    prefix = "pd_pool_a3" if pool else "pd_a3"
+    p_ip, d_ip = ("192.0.2.51", "192.0.2.52") if pool else ("192.0.2.31", "192.0.2.32")
+    plan = lab_plans[cluster]
+    for host, name, argv, env in _pd_a3_expectations(cluster, prefix + "_prefill", prefix + "_decode", p_ip, d_ip, pool):
+        spec = plan.spec(host, name)
+        assert_same_command(spec, argv)
+        assert spec["env"] == env, name
+        assert_docker(spec, A3_DEVICES, A3_VOLUMES + ([MEMCACHE_MOUNT] if pool else []), shm_size="100g")
+    proxy = plan.spec(prefix + "_prefill", "pd-proxy")
+    # 004 5.3 A3 proxy script: P_N=2 from 9081, D_N=8 from 9900.
+    assert proxy["command"] == [
+        "python", "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py",
+        "--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", p_ip, p_ip, "--prefiller-ports", "9081", "9082",
+        "--decoder-hosts"] + [d_ip] * 8 + ["--decoder-ports"] + [str(p) for p in range(9900, 9908)]
+    waves = {name: spec["wave"] for (_h, name), spec in plan.specs().items()}
+    assert waves["pd-proxy"] > waves["vllm-ascend-prefill-dp0"] > waves["vllm-ascend-decode-dp0"]
+
+
+def test_004_5_4_a3_memcache_service_and_configs(lab_plans):
+    plan = lab_plans["pd_pool_a3"]
+    meta = plan.spec("pd_pool_a3_prefill", "memcache-meta")
+    assert meta["command"] == seed.expand(seed.META_SERVICE)
+    assert meta["env"] == {"LD_LIBRARY_PATH": MEMCACHE_ENV["LD_LIBRARY_PATH"], "MMC_META_CONFIG_PATH": "/etc/llmops/memcache/mmc-meta.conf"}
+    assert meta["files"] == {"/etc/llmops/memcache/mmc-meta.conf": (
+        "ock.mmc.meta_service_url = tcp://192.0.2.51:5000\n"
+        "ock.mmc.meta_service.config_store_url = tcp://192.0.2.51:6000\n"
+        "ock.mmc.meta_service.metrics_url = http://192.0.2.51:8000\n"
+        "ock.mmc.log_level = info\n")}
+    assert meta["wave"] == 0 and meta["ready"] == {"http": "http://192.0.2.51:8000/health"}
+    local = (
+        "ock.mmc.meta_service_url = tcp://192.0.2.51:5000\n"
+        "ock.mmc.local_service.config_store_url = tcp://192.0.2.51:6000\n"
+        "ock.mmc.log_level = info\n"
+        "ock.mmc.local_service.world_size = 256\n"
+        "ock.mmc.local_service.protocol = device_sdma\n"
+        "ock.mmc.local_service.dram.size = 20GB\n"
+        "ock.mmc.local_service.max.dram.size = 1024GB\n"
+        "ock.mmc.local_service.storage.enabled = false\n")
+    for host, name in (("pd_pool_a3_prefill", "vllm-ascend-prefill-dp1"), ("pd_pool_a3_decode", "vllm-ascend-decode-dp7")):
+        assert plan.spec(host, name)["files"] == {"/etc/llmops/memcache/mmc-local.conf": local}
+
+
+def _pd_a2_expectations(prefix, base_ip, pool):
+    p0, p1, d0, d1 = ("192.0.2.%d" % (base_ip + i) for i in range(4))
+    rows = []
+    for host, ip, rank, port, role_args in (("p0", p0, 0, 9081, "--api-server-count 1"), ("p1", p1, 1, 9082, "--headless")):
+        argv = launcher(seed.PD_A2_P, "0,1,2,3,4,5,6,7", port, 2, rank, p0, 12321, 8, SERVER_ROLE_ARGS=role_args)
+        env = dict(PD_NET, **A2_TIMEOUTS, HCCL_IF_IP=ip, VLLM_HOST_IP=ip, PYTORCH_NPU_ALLOC_CONF="expandable_segments:True",
+                   VLLM_USE_V2_MODEL_RUNNER="0", HCCL_OP_EXPANSION_MODE="AIV", HCCL_BUFFSIZE="1024", OMP_PROC_BIND="false",
+                   OMP_NUM_THREADS="10", ASCEND_RT_VISIBLE_DEVICES="0,1,2,3,4,5,6,7")
+        if pool:
+            (kv,) = seed.expand(seed.POOL_A2_P, **{"4": str(rank)})
+            argv = seed.replace_flag(argv, "--kv-transfer-config", kv)
+            env.update(MOONCAKE_ENV)
+        rows.append(("%s_%s" % (prefix, host), "vllm-ascend-prefill-dp%d" % rank, argv, env))
+    for host, ip, first in (("d0", d0, 0), ("d1", d1, 4)):
+        for local in range(4):
+            rank = first + local
+            argv = launcher(seed.PD_A2_D, devices_of(local, 2), 9900 + local, 8, rank, d0, 12325, 2)
+            ports = "%d-%d" % (60000 + rank * 100, 60099 + rank * 100)
+            env = dict(PD_NET, **A2_TIMEOUTS, HCCL_IF_IP=ip, VLLM_HOST_IP=ip,
+                       PYTORCH_NPU_ALLOC_CONF="expandable_segments:True,pin_memory_expandable_segments:True",
+                       VLLM_USE_V2_MODEL_RUNNER="0", HCCL_OP_EXPANSION_MODE="AIV", HCCL_BUFFSIZE="1024", OMP_PROC_BIND="false",
+                       OMP_NUM_THREADS="10", HCCL_HOST_SOCKET_PORT_RANGE=ports, HCCL_NPU_SOCKET_PORT_RANGE=ports,
+                       ASCEND_RT_VISIBLE_DEVICES=devices_of(local, 2))
+            if pool:
+                (kv,) = seed.expand(seed.POOL_A2_D, **{"4": str(rank)})
+                argv = seed.replace_flag(argv, "--kv-transfer-config", kv)
+                env.update(MOONCAKE_ENV)
+            rows.append(("%s_%s" % (prefix, host), "vllm-ascend-decode-dp%d" % rank, argv, env))
+    return rows
+
+
+@pytest.mark.parametrize("cluster,base_ip,pool", [("pd_a2", 41, False), ("pd_pool_a2", 61, True)])
+def test_004_5_3_and_5_4_a2(lab_plans, cluster, base_ip, pool):
+    plan = lab_plans[cluster]
+    for host, name, argv, env in _pd_a2_expectations(cluster, base_ip, pool):
+        spec = plan.spec(host, name)
+        assert_same_command(spec, argv)
+        assert spec["env"] == env, name
+        assert_docker(spec, A2_DEVICES, A2_VOLUMES + ([MOONCAKE_MOUNT] if pool else []), privileged=True, shm_size="500g")
+    p0, d0, d1 = "192.0.2.%d" % base_ip, "192.0.2.%d" % (base_ip + 2), "192.0.2.%d" % (base_ip + 3)
+    # 004 5.3 A2 proxy line: one prefiller (P0:9081), D0 and D1 ports 9900-9903 each.
+    assert plan.spec(cluster + "_p0", "pd-proxy")["command"][2:] == [
+        "--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", p0, "--prefiller-ports", "9081",
+        "--decoder-hosts", d0, d0, d0, d0, d1, d1, d1, d1, "--decoder-ports", "9900", "9901", "9902", "9903",
+        "9900", "9901", "9902", "9903"]
+
+
+def test_004_5_4_a2_mooncake_master_and_json(lab_plans):
+    plan = lab_plans["pd_pool_a2"]
+    master = plan.spec("pd_pool_a2_p0", "mooncake-master")
+    assert master["command"] == seed.expand(seed.MOONCAKE_MASTER)
+    assert (master["wave"], master["ready"]) == (0, {"http": "http://192.0.2.61:9003/metrics"})
+    seed_json = {"metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "device_name": "",
+                 "master_server_address": "192.0.2.61:50088", "global_segment_size": "8GB", "preferred_segment": True,
+                 "prefer_alloc_in_same_node": True, "enable_ssd_offload": False, "tenant_id": "default"}
+    for host, name, segment in (("pd_pool_a2_p1", "vllm-ascend-prefill-dp1", "8GB"), ("pd_pool_a2_d0", "vllm-ascend-decode-dp2", "0")):
+        files = plan.spec(host, name)["files"]
+        assert list(files) == ["/etc/llmops/mooncake/mooncake.json"]
+        assert json.loads(files["/etc/llmops/mooncake/mooncake.json"]) == dict(seed_json, global_segment_size=segment)
+
+
+def test_start_order_pool_decode_prefill_proxy(lab_plans):
+    waves = {name: spec["wave"] for (_h, name), spec in lab_plans["pd_pool_a2"].specs().items()}
+    assert waves["mooncake-master"] == 0
+    assert {waves["vllm-ascend-decode-dp%d" % r] for r in range(8)} == {1}
+    assert {waves["vllm-ascend-prefill-dp%d" % r] for r in range(2)} == {2}
+    assert waves["pd-proxy"] == 3
+
+
+def test_plan_mode_prints_the_table(lab_plans):
+    output = lab_plans["pd_a2"].output
+    assert "HOST      WAVE  CONTAINER                DP RANKS  DEVICES          PORTS" in output
+    assert "pd_a2_d1  1     vllm-ascend-decode-dp7   7         6,7              9903" in output
+    assert "pd_a2_p1  2     vllm-ascend-prefill-dp1  1         0,1,2,3,4,5,6,7  headless" in output

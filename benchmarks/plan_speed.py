@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """How long the planner takes for a large cluster: prints measured figures, asserts nothing.
@@ -23,8 +22,8 @@ def big_cluster(nodes, devices):
         "pool": {"backend": "memcache", "world_size": 1024 * 16, "sizes": {"dram.size": "20GB"}},
         "groups": {}, "nodes": [],
     }
-    for role, count, tp, kv_port, api, lookup in (("prefill", half, 8, 40000, 9000, 37000),
-                                                   ("decode", nodes - half, 2, 42000, 9900, 38000)):
+    roles = (("prefill", half, 8, 40000, 9000, 37000), ("decode", nodes - half, 2, 42000, 9900, 38000))
+    for role, count, tp, kv_port, api, lookup in roles:
         local = devices // tp
         cluster["groups"][role] = {
             "dp_size": count * local, "tp_size": tp, "kv_port": kv_port, "api_port": api,
@@ -47,7 +46,7 @@ def main():
     args = parser.parse_args()
     cluster = big_cluster(args.nodes, args.devices)
     times = []
-    for _ in range(args.repeat):
+    for _run in range(args.repeat):
         start = time.perf_counter()
         plan = plan_cluster(cluster)
         times.append(time.perf_counter() - start)

@@ -78,6 +78,8 @@ CASES = [
         "ucm_connectors": [{"ucm_connector_name": "UcmPipelineStore", "ucm_connector_config": {
             "store_pipeline": "Cache|Tape", "storage_backends": "/data/ucm/cache"}}]}), None,
      "store_pipeline: unknown pipeline 'Cache|Tape'"),
+    ("no-image", "single_a5", set_in(["vllm_engine_image"], ""), None,
+     "host single_a5_node: vllm_engine_image ('') and vllm_engine_model ('Eco-Tech/GLM-5.3-Flash-w8a8-mxfp8') must both be set"),
     ("malformed-size", "pd_a2", set_in(["vllm_engine_groups", "decode", "tp_size"], "two"), None,
      "The cluster description is malformed: vllm_engine_groups.decode: tp_size must be int"),
 ]

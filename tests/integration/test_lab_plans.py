@@ -66,8 +66,8 @@ def assert_docker(spec, devices, volumes, privileged=False, shm_size=None, ipc_m
 
 def launcher(template, devices, port, dp_size, rank, dp_address, rpc_port, tp, **more):
     """launch_online_dp.py's $1..$7 for one local rank, then the template expanded."""
-    return seed.expand(template, MODEL_PATH=MODEL_004, **{"1": devices, "2": str(port), "3": str(dp_size), "4": str(rank),
-                                                         "5": dp_address, "6": str(rpc_port), "7": str(tp)}, **more)
+    positional = {"1": devices, "2": str(port), "3": str(dp_size), "4": str(rank), "5": dp_address, "6": str(rpc_port), "7": str(tp)}
+    return seed.expand(template, MODEL_PATH=MODEL_004, **positional, **more)
 
 
 def devices_of(local_index, tp):

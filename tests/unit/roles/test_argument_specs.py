@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every role variable is documented in meta/argument_specs.yml, with the default it really has."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+import yaml
+
+ROLES = pathlib.Path(__file__).resolve().parents[3] / "roles"
+ROLE_NAMES = sorted(p.name for p in ROLES.iterdir() if (p / "defaults" / "main.yml").exists())
+TYPES = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict}
+
+
+def _load(role):
+    defaults = yaml.safe_load((ROLES / role / "defaults" / "main.yml").read_text()) or {}
+    specs = yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    return defaults, specs
+
+
+def test_every_role_is_checked():
+    assert ROLE_NAMES == ["ascend_driver", "container_launch", "memcache_pool", "mooncake_master", "pd_proxy", "ucm_cache", "vllm_engine"]
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_defaults_and_main_spec_list_the_same_variables(role):
+    defaults, specs = _load(role)
+    assert list(specs["main"]["options"]) == list(defaults)
+    for entry, spec in specs.items():
+        assert set(spec["options"]) <= set(defaults), entry
+        assert all(name.startswith(role + "_") for name in spec["options"])
+
+
+@pytest.mark.parametrize("role", ROLE_NAMES)
+def test_documented_defaults_and_types_are_the_real_ones(role):
+    defaults, specs = _load(role)
+    for entry, spec in specs.items():
+        for name, option in spec["options"].items():
+            value = defaults[name]
+            assert option["description"] and option["description"] != name, (entry, name)
+            if "default" in option:
+                assert option["default"] == value, (entry, name)
+            templated = isinstance(value, str) and "{{" in value
+            if value is not None and not templated:
+                assert isinstance(value, TYPES[option["type"]]), (entry, name, option["type"])
+            if "choices" in option and value is not None:
+                assert value in option["choices"], (entry, name)

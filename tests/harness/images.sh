@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Build the harness images locally (no image registry is reachable):
+#   llmops-node:test    a cluster node: Debian with its own Docker engine (docker.io), python3
+#   llmops-engine:test  what runs on the nodes: the simulated engine as `vllm`, the real PD proxy
+#                       from the vllm-ascend sdist, mooncake_master and the Memcache MetaService
+# Root file systems come from debootstrap; each image is rebuilt only when its inputs change.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build="$root/.build/harness"
+mkdir -p "$build"
+
+mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list)
+
+# Versions of the real upstream programs (shared REFERENCE / HARNESS_NOTES).
+VLLM_ASCEND=0.23.0.post1
+ENGINE_PIP="fastapi<0.124.0 httpx uvicorn pyyaml mooncake-transfer-engine-non-cuda==0.3.13.post1 memcache-hybrid==1.3.0 memfabric-hybrid==1.3.0"
+NODE_PACKAGES=docker.io,iptables,python3,python3-requests,procps,iproute2,ca-certificates
+ENGINE_PACKAGES=python3,python3-venv,libibverbs1,libnuma1,libcurl4,ca-certificates,procps,iproute2
+
+inputs_hash() { cat "$@" | sha256sum | cut -c1-16; }
+image_has() { [ "$(docker image inspect -f '{{index .Config.Labels "llmops.inputs"}}' "$1" 2>/dev/null)" = "$2" ]; }
+
+rootfs_image() {  # name packages hash
+  local name=$1 packages=$2 hash=$3 dir="$build/rootfs-${1%%:*}"
+  image_has "$name" "$hash" && return 0
+  rm -rf "$dir"
+  debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
+    || { tail -20 "$dir.log" >&2; return 1; }
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  tar -C "$dir" -c . | docker import -c 'CMD ["/bin/bash"]' -c "LABEL llmops.inputs=$hash" - "$name" >/dev/null
+  rm -rf "$dir"
+}
+
+# The proxy script is fetched from the vllm-ascend source distribution, never committed.
+proxy_script() {
+  local out="$build/engine-context/load_balance_proxy_server_example.py"
+  [ -f "$out" ] && return 0
+  local venv="$build/sdist-venv" sdist="$build/sdist"
+  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check setuptools setuptools_scm wheel
+  mkdir -p "$sdist" "$(dirname "$out")"
+  SOC_VERSION=ascend910b1 "$venv/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary :all: \
+    --no-build-isolation -d "$sdist" "vllm-ascend==$VLLM_ASCEND"
+  tar -xzf "$sdist/vllm_ascend-$VLLM_ASCEND.tar.gz" -O \
+    "vllm_ascend-$VLLM_ASCEND/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py" >"$out"
+}
+
+node_hash=$(echo "$NODE_PACKAGES" | cat - "$here/node-entrypoint.sh" | sha256sum | cut -c1-16)
+base_hash=$(echo "$ENGINE_PACKAGES" | sha256sum | cut -c1-16)
+rootfs_image llmops-node-base:test "$NODE_PACKAGES" "$node_hash" &
+node_job=$!
+rootfs_image llmops-engine-base:test "$ENGINE_PACKAGES" "$base_hash"
+wait "$node_job"
+
+if ! image_has llmops-node:test "$node_hash"; then
+  docker build -q -t llmops-node:test --label "llmops.inputs=$node_hash" -f "$here/node.Dockerfile" "$here" >/dev/null
+fi
+
+proxy_script
+context="$build/engine-context"
+cp "$here/engine.Dockerfile" "$here/sim_vllm/vllm_sim.py" "$context/"
+cp /etc/ssl/certs/ca-certificates.crt "$context/host-ca.crt"  # pip in the build trusts what the host trusts
+engine_hash=$( (echo "$ENGINE_PIP $base_hash"; cat "$context/engine.Dockerfile" "$context/vllm_sim.py" \
+  "$context/load_balance_proxy_server_example.py") | sha256sum | cut -c1-16)
+if ! image_has llmops-engine:test "$engine_hash"; then
+  docker build -q -t llmops-engine:test --label "llmops.inputs=$engine_hash" --build-arg "PIP_PACKAGES=$ENGINE_PIP" \
+    -f "$context/engine.Dockerfile" "$context" >/dev/null
+fi
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^llmops-'

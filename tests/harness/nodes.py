@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Harness nodes: Docker containers that each run their own Docker engine, acting as cluster hosts.
+
+    python tests/harness/nodes.py up INVENTORY      # create the nodes an inventory names, load images
+    python tests/harness/nodes.py down INVENTORY    # remove them and their Docker volumes
+
+A harness inventory (tests/harness/inventories/*.yml) names every node as a host with
+`ansible_host` (the node container's name) and `vllm_engine_node_ip` (its address on the harness
+network, which this script creates). Only containers and a network of our own are touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import pathlib
+import subprocess
+import sys
+import time
+
+import yaml
+
+NETWORK = "llmops-net"
+SUBNET = "10.213.7.0/24"
+NODE_IMAGE = "llmops-node:test"
+ENGINE_IMAGE = "llmops-engine:test"
+LABEL = "llmops.harness"
+BUILD = pathlib.Path(__file__).resolve().parents[2] / ".build" / "harness"
+
+
+def docker(*args, check=True, **kwargs):
+    return subprocess.run(["docker", *args], check=check, capture_output=True, text=True, **kwargs)
+
+
+def nodes_of(inventory):
+    """{container name: (inventory host, address, NPUs)} from a harness inventory (its hosts.yml)."""
+    path = pathlib.Path(inventory)
+    data = yaml.safe_load((path / "hosts.yml" if path.is_dir() else path).read_text())
+    found = {}
+
+    def walk(group):
+        for host, values in (group.get("hosts") or {}).items():
+            values = values or {}
+            if "ansible_host" in values and "vllm_engine_node_ip" in values:
+                found[values["ansible_host"]] = (host, values["vllm_engine_node_ip"], values.get("harness_npus", 8))
+        for child in (group.get("children") or {}).values():
+            walk(child or {})
+
+    walk(data["all"])
+    return found
+
+
+def ensure_network():
+    if docker("network", "inspect", NETWORK, check=False).returncode != 0:
+        docker("network", "create", "--subnet", SUBNET, "--label", LABEL + "=1", NETWORK)
+
+
+def image_id(image, inside=None):
+    prefix = ("exec", inside, "docker") if inside else ()
+    result = docker(*prefix, "image", "inspect", "-f", "{{.Id}}", image, check=False)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def engine_archive():
+    """The engine image saved once per build, loaded into every node."""
+    wanted = image_id(ENGINE_IMAGE)
+    archive = BUILD / "engine-image.tar"
+    stamp = BUILD / "engine-image.id"
+    if not archive.exists() or not stamp.exists() or stamp.read_text() != wanted:
+        BUILD.mkdir(parents=True, exist_ok=True)
+        docker("save", "-o", str(archive), ENGINE_IMAGE)
+        stamp.write_text(wanted)
+    return archive, wanted
+
+
+def start_node(name, address, npus):
+    if ipaddress.ip_address(address) not in ipaddress.ip_network(SUBNET):
+        sys.exit("node %s: address %s is outside the harness network %s" % (name, address, SUBNET))
+    state = docker("inspect", "-f", "{{.State.Running}}", name, check=False).stdout.strip()
+    if state == "true":
+        return
+    if state:
+        docker("rm", "-f", name)
+    # A node runs dockerd: it needs every capability the sandbox grants (--privileged is refused),
+    # the cgroup tree, and its own /var/lib/docker volume (see shared HARNESS_NOTES).
+    docker("run", "-d", "--name", name, "--hostname", name, "--network", NETWORK, "--ip", address,
+           "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
+           "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
+           "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", name + "-docker:/var/lib/docker", "--tmpfs", "/run",
+           "-e", "NODE_NPUS=%d" % npus, "--label", LABEL + "=1", NODE_IMAGE)
+
+
+def wait_engine(name):
+    for _attempt in range(60):
+        if docker("exec", name, "docker", "info", check=False).returncode == 0:
+            return
+        time.sleep(1)
+    log = docker("exec", name, "tail", "-20", "/var/log/dockerd.log", check=False).stdout
+    sys.exit("node %s: its Docker engine did not start:\n%s" % (name, log))
+
+
+def up(inventory):
+    ensure_network()
+    nodes = nodes_of(inventory)
+    for name, (_host, address, npus) in nodes.items():
+        start_node(name, address, npus)
+    archive, wanted = engine_archive()
+    for name in nodes:
+        wait_engine(name)
+        if image_id(ENGINE_IMAGE, inside=name) != wanted:
+            with open(archive, "rb") as data:
+                subprocess.run(["docker", "exec", "-i", name, "docker", "load", "-q"], stdin=data, check=True,
+                               capture_output=True)
+        print("node %s (%s) up" % (name, nodes[name][1]))
+
+
+def down(inventory):
+    for name in nodes_of(inventory):
+        docker("rm", "-f", "-v", name, check=False)
+        docker("volume", "rm", name + "-docker", check=False)
+        print("node %s removed" % name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=["up", "down"])
+    parser.add_argument("inventory")
+    args = parser.parse_args()
+    (up if args.action == "up" else down)(args.inventory)
+
+
+if __name__ == "__main__":
+    main()

@@ -35,6 +35,9 @@ step ansible-lint ansible-lint --offline -q
 step galaxy-build bash -c "ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
 step sanity bash scripts/sanity.sh
 step benchmark python benchmarks/plan_speed.py
+# Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
+step harness-images bash -c "bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
+step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py
 
 [ -z "$failures" ] || echo "failed steps:$failures"
 echo "steps: $passed passed, $failed failed"

@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Helpers for tests that deploy onto harness nodes (tests/harness): node containers running
+their own Docker engine, reached only on the harness network this machine created."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from conftest import ROOT
+
+HARNESS = ROOT / "tests" / "harness"
+
+
+def nodes(inventory, action):
+    subprocess.run([sys.executable, str(HARNESS / "nodes.py"), action, str(inventory)], check=True, capture_output=True, text=True)
+
+
+def node_docker(node, *args):
+    """`docker ARGS` run by the node's own engine."""
+    result = subprocess.run(["docker", "exec", node, "docker", *args], capture_output=True, text=True, check=False)
+    return result
+
+
+def node_exec(node, *args):
+    """A command run on the node itself (not in one of its containers)."""
+    return subprocess.run(["docker", "exec", node, *args], capture_output=True, text=True, check=False)
+
+
+def containers(node, cluster):
+    """{name: (started_at, running)} of the cluster's containers on a node."""
+    names = node_docker(node, "ps", "-a", "--filter", "label=llmops.cluster=" + cluster, "--format", "{{.Names}}").stdout.split()
+    found = {}
+    for name in names:
+        state = json.loads(node_docker(node, "inspect", "-f", "{{json .State}}", name).stdout)
+        found[name] = (state["StartedAt"], state["Running"])
+    return found
+
+
+def http_json(url, body=None, timeout=30):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text = response.read().decode()
+    return json.loads(text) if text else None
+
+
+def http_text(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read().decode()
+
+
+def wait_http(url, seconds=60):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return http_json(url)
+        except (urllib.error.URLError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def metric(text, name, **labels):
+    """Sum of a Prometheus metric's samples whose labels include ``labels``."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if all('%s="%s"' % item in line for item in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total

@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Deploy mode for real: the lab's pd_a2 (004 5.3, four A2 nodes) onto four harness nodes.
+
+The real vllm-ascend proxy routes a completion to P0 and then to a decode rank; the engines are
+the simulated ones (tests/harness/sim_vllm). Tests run in file order on one deployment.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import LAB, ROOT, run_playbook
+from harness import containers, http_json, http_text, node_docker, node_exec, nodes, wait_http
+
+INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
+NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
+         "pd_a2_d0": ("llmops-pd-a2-d0", "10.213.7.43"), "pd_a2_d1": ("llmops-pd-a2-d1", "10.213.7.44")}
+PROXY = "http://10.213.7.41:8081"
+
+
+def deploy(*extra, check=True):
+    return run_playbook("pd_a2.yml", LAB, "-i", str(INVENTORY), *extra, check=check)
+
+
+def recap_changed(output):
+    return {host: int(changed) for host, changed in re.findall(r"^(\S+)\s*: ok=\d+\s+changed=(\d+)", output, re.M)}
+
+
+def all_containers():
+    return {host: containers(node, "pd_a2") for host, (node, _ip) in NODES.items()}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    nodes(INVENTORY, "up")
+    result = deploy()
+    yield result
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", check=False)
+
+
+def test_every_container_of_the_plan_runs_on_its_node(cluster):
+    running = all_containers()
+    assert sorted(running["pd_a2_p0"]) == ["pd-proxy", "vllm-ascend-prefill-dp0"]
+    assert sorted(running["pd_a2_p1"]) == ["vllm-ascend-prefill-dp1"]
+    assert sorted(running["pd_a2_d0"]) == ["vllm-ascend-decode-dp%d" % r for r in range(4)]
+    assert sorted(running["pd_a2_d1"]) == ["vllm-ascend-decode-dp%d" % r for r in range(4, 8)]
+    assert all(up for host in running.values() for _started, up in host.values())
+
+
+def test_every_api_rank_lists_its_model(cluster):
+    endpoints = [("10.213.7.41", 9081)] + [(ip, port) for ip in ("10.213.7.43", "10.213.7.44") for port in range(9900, 9904)]
+    for ip, port in endpoints:
+        models = http_json("http://%s:%d/v1/models" % (ip, port))
+        assert [m["id"] for m in models["data"]] == ["glm"], (ip, port)
+
+
+def test_dp_groups_are_complete(cluster):
+    # The headless prefill rank has no API: its log shows the engine finished initialising,
+    # which the simulated engine (like vLLM) only does once all DP ranks joined the group.
+    logs = node_docker("llmops-pd-a2-p1", "logs", "vllm-ascend-prefill-dp1")
+    assert "init engine (profile, create kv cache, warmup model) took" in logs.stdout + logs.stderr
+    coordinator = node_docker("llmops-pd-a2-d0", "logs", "vllm-ascend-decode-dp0")
+    assert "(8/8)" in coordinator.stdout + coordinator.stderr
+    assert "from 10.213.7.44" in coordinator.stdout + coordinator.stderr
+
+
+def test_completion_through_the_proxy_is_decoded_with_the_prefill_kv(cluster):
+    health = wait_http(PROXY + "/healthcheck")
+    assert (health["prefill_instances"], health["decode_instances"]) == (1, 8)
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "The future of AI is", "max_tokens": 8})
+    assert answer["object"] == "text_completion" and answer["choices"][0]["text"]
+    # decode rank's fingerprint: it reached the prefill's Mooncake port (30000 + rank 0 * tp 8) on P0
+    assert re.fullmatch(r"sim-vllm:kv_consumer:[0-9a-f-]+:from:[0-9a-f-]+@10\.213\.7\.41:30000", answer["system_fingerprint"])
+
+
+def test_repeated_prompts_hit_the_prefix_cache(cluster):
+    prompt = " ".join("word%d" % i for i in range(300))  # two full 128-token blocks
+    before = http_text("http://10.213.7.41:9081/metrics")
+    for _round in range(2):
+        http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 4})
+    after = http_text("http://10.213.7.41:9081/metrics")
+    hits = [float(re.search(r"^vllm:prefix_cache_hits_total\{.*\} (\S+)$", text, re.M).group(1)) for text in (before, after)]
+    assert hits[1] - hits[0] == 256
+
+
+def test_second_run_changes_and_restarts_nothing(cluster):
+    before = all_containers()
+    result = deploy()
+    assert set(recap_changed(result.output).values()) == {0}, result.output[-2000:]
+    assert all_containers() == before
+
+
+def test_check_mode_shows_a_change_and_does_nothing(cluster):
+    before = all_containers()
+    result = deploy("--check", "--diff", "-e", '{"pd_proxy_extra_flags": {"max-retries": 5}}')
+    assert recap_changed(result.output)["pd_a2_p0"] > 0
+    assert "llmops.spec-hash" in result.output  # the diff names the label that differs
+    assert all_containers() == before
+
+
+def test_a_changed_spec_restarts_only_its_container(cluster):
+    before = all_containers()
+    deploy("-e", '{"pd_proxy_extra_flags": {"max-retries": 5}}')
+    after = all_containers()
+    assert after["pd_a2_p0"]["pd-proxy"][0] != before["pd_a2_p0"]["pd-proxy"][0]
+    for host, found in after.items():
+        for name, state in found.items():
+            if name != "pd-proxy":
+                assert state == before[host][name], name
+    assert "--max-retries" in node_docker("llmops-pd-a2-p0", "inspect", "-f", "{{json .Args}}", "pd-proxy").stdout
+    wait_http(PROXY + "/healthcheck")
+
+
+def test_a_container_that_exits_fails_the_play_with_its_log(cluster):
+    result = deploy("-e", "vllm_engine_model=/root/.cache/no-such-model", check=False)
+    assert result.returncode != 0
+    assert re.search(r"container vllm-ascend-decode-dp\d is exited \d+ before it was ready", result.output)
+    assert "model path /root/.cache/no-such-model has no config.json" in result.output
+    deploy()  # back to the good plan for the remaining tests
+    wait_http(PROXY + "/healthcheck")
+
+
+def test_teardown_removes_every_container_and_keeps_the_model(cluster):
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    assert all_containers() == {host: {} for host in NODES}
+    assert "config.json" in node_exec("llmops-pd-a2-p0", "ls", "/root/.cache/GLM-5.3-Flash-w8a8").stdout

@@ -38,6 +38,10 @@ step benchmark python benchmarks/plan_speed.py
 # Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
 step harness-images bash -c "bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
 step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py
+# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
+for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3; do
+  step "molecule-$scenario" bash scripts/molecule.sh "$scenario"
+done
 
 [ -z "$failures" ] || echo "failed steps:$failures"
 echo "steps: $passed passed, $failed failed"

@@ -62,13 +62,14 @@ ready:
   type: dict
 """
 
+import http.client
 import json
 import re
 import socket
 import time
+import urllib.parse
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
 
 def served_model(command):
@@ -95,13 +96,28 @@ class Docker:
         return out + err
 
 
+def http_get(url):
+    """(status, body) of a GET. A plain HTTP/1.1 request without "Connection: close": Memcache's
+    metrics server (memcache-hybrid 1.3.0) answers such a request without its body."""
+    parts = urllib.parse.urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname, parts.port, timeout=5)
+    try:
+        connection.request("GET", parts.path or "/")
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
 def probe(docker, spec):
     ready = spec.get("ready") or {}
     if "http" in ready:
         try:
-            response = open_url(ready["http"], timeout=5, validate_certs=False)
-            body = response.read()
-        except Exception:  # pylint: disable=broad-exception-caught  # any failure means: not yet
+            status, body = http_get(ready["http"])
+        except (OSError, http.client.HTTPException):  # refused, reset, timed out: not yet
+            return False
+        if status != 200:
             return False
         if ready["http"].rstrip("/").endswith("/v1/models"):
             model = served_model(spec.get("command") or [])

@@ -1,10 +1,12 @@
 # A cluster node of the harness: runs its own Docker engine so the roles run unchanged on it.
 FROM llmops-node-base:test
 COPY node-entrypoint.sh /usr/local/sbin/node-entrypoint
-# What an Atlas 800 A2 node has that the engine containers mount (empty stand-ins), and a model
-# directory with a config.json: the weights themselves never exist here.
-RUN mkdir -p /usr/local/Ascend/driver /usr/local/Ascend/firmware /usr/local/sbin /usr/local/dcmi /etc/hixlep \
-        /root/.cache/GLM-5.3-Flash-w8a8 /data/weights \
- && touch /usr/local/sbin/npu-smi /etc/hccn.conf /etc/ascend_install.info \
- && echo '{"architectures": ["SimulatedForTests"]}' > /root/.cache/GLM-5.3-Flash-w8a8/config.json
+# What an Ascend node has that the engine containers mount (empty stand-ins), and the seeds' model
+# directories with a config.json: the weights themselves never exist here.
+RUN mkdir -p /usr/local/Ascend/driver/tools /usr/local/Ascend/driver/lib64 /usr/local/Ascend/firmware /usr/local/sbin \
+        /usr/local/dcmi /etc/hixlep /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp \
+ && touch /usr/local/sbin/npu-smi /usr/local/bin/npu-smi /usr/local/Ascend/driver/tools/hccn_tool \
+        /usr/local/Ascend/driver/version.info /etc/hccn.conf /etc/ascend_install.info \
+ && for model in /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp; do \
+        echo '{"architectures": ["SimulatedForTests"]}' > "$model/config.json"; done
 ENTRYPOINT ["/usr/local/sbin/node-entrypoint"]

@@ -30,6 +30,7 @@ step() {
 
 step unit bash -c "cd '$collection' && python -m pytest -q -p no:cacheprovider tests/unit"
 step plan-mode python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py
+step sim-engine python -m pytest -q -p no:cacheprovider tests/integration/test_sim_engine.py
 step yamllint yamllint -s .
 step ansible-lint ansible-lint --offline -q
 step galaxy-build bash -c "ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"

@@ -9,6 +9,7 @@ the simulated ones (tests/harness/sim_vllm). Tests run in file order on one depl
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -122,6 +123,23 @@ def test_a_container_that_exits_fails_the_play_with_its_log(cluster):
     assert "model path /root/.cache/no-such-model has no config.json" in result.output
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
+
+
+@pytest.mark.parametrize("extra,message", [
+    # wrong DP address: the decode master is D0, not D1
+    ({"vllm_engine_groups": {"prefill": {"dp_size": 2, "tp_size": 8, "dp_rpc_port": 12321, "kv_port": 30000, "api_port": 9081},
+                             "decode": {"dp_size": 8, "tp_size": 2, "kv_port": 30100, "api_port": 9900, "dp_address": "10.213.7.44",
+                                        "hccl_port_range": {"base": 60000, "stride": 100, "size": 100}}}},
+     "vllm_engine_groups.decode.dp_address: 10.213.7.44 is not the address 10.213.7.43 of the DP master pd_a2_d0"),
+    # colliding ports: the proxy on P0's prefill API port
+    ({"pd_proxy_port": 9081}, "host pd_a2_p0: pd_proxy port: pd_proxy (9081) overlaps prefill rank 0 API (9081)"),
+])
+def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(cluster, extra, message):
+    before = all_containers()
+    result = deploy("-e", json.dumps(extra), check=False)
+    assert result.returncode != 0
+    assert message in result.output
+    assert all_containers() == before
 
 
 def test_teardown_removes_every_container_and_keeps_the_model(cluster):

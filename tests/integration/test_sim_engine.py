@@ -64,7 +64,7 @@ def answers(url, seconds):
 def test_vllm_argument_errors_exit_2(node, args, text):
     env, model = node
     process = serve(env, model, "--tensor-parallel-size", "8", *args)
-    output, _ = process.communicate(timeout=30)
+    output = process.communicate(timeout=30)[0]
     assert process.returncode == 2 and text in output
 
 
@@ -84,7 +84,7 @@ def test_vllm_argument_errors_exit_2(node, args, text):
 def test_deployment_errors_stop_the_engine(node, args, devices, text):
     env, model = node
     process = serve(env, model, *args, devices=devices)
-    output, _ = process.communicate(timeout=30)
+    output = process.communicate(timeout=30)[0]
     assert process.returncode == 1 and text in output, output
 
 

@@ -11,12 +11,17 @@ order counts too.
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 import seed_clusters as seeds
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import seed_text as seed  # noqa: E402  pylint: disable=wrong-import-position  # the seeds' lines, verbatim
 
 
 def _compact(seed_json):
@@ -31,15 +36,17 @@ def _flag(args, name):
     return args[args.index(name) + 1]
 
 
-# 000 2.3 and 3.3, pasted from the seed.
-SEED_UCM_KV = """{
-        "kv_connector": "UCMConnector",
-        "kv_connector_module_path": "ucm.integration.vllm.ucm_connector",
-        "kv_role": "kv_both",
-        "kv_connector_extra_config": {
-            "UCM_CONFIG_FILE": "/workspace/ucm_config_example.yaml"
-        }
-    }"""
+def _seed_kv(text, **values):
+    """The --kv-transfer-config of a seed line (tests/seed_text.py), expanded like bash, compact."""
+    return json.dumps(seed.flags(seed.expand(text, **values))[1]["--kv-transfer-config"], separators=(",", ":"))
+
+
+LAUNCHER = {str(n): "x" for n in range(1, 8)}  # $1..$7: the kv config does not use them
+SEED_UCM_KV = _seed_kv(seed.UCM_A2, MODEL_PATH="m")
+
+
+def test_000_both_routes_wire_ucm_alike():
+    assert _seed_kv(seed.UCM_H100, MODEL_PATH="m") == SEED_UCM_KV
 
 
 @pytest.mark.parametrize("name,visible_env", [("ucm_a2", {"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}), ("ucm_h100", {})])
@@ -49,7 +56,7 @@ def test_000_ucm_single_process(name, visible_env):
     assert process["args"] == ["--host", "0.0.0.0", "--port", "7800", "--data-parallel-size", "1", "--tensor-parallel-size", "8"]
     assert process["devices"] == [0, 1, 2, 3, 4, 5, 6, 7]
     assert process["env"] == visible_env  # H100 gets its GPUs from --gpus, not an env var (000 3.1)
-    assert process["kv_transfer_config"] == _compact(SEED_UCM_KV)
+    assert process["kv_transfer_config"] == SEED_UCM_KV
     assert plan["proxy"] == {"prefill": [], "decode": []}
 
 
@@ -83,8 +90,8 @@ def test_004_5_2_dp2_over_two_a2_nodes():
     assert "dp_a2_node1" not in plan["ports"]
 
 
-SEED_A3_P_KV = '{"kv_connector": "MooncakeConnectorV2", "kv_role": "kv_producer", "kv_port": "36680"}'
-SEED_A3_D_KV = '{"kv_connector": "MooncakeConnectorV2", "kv_role": "kv_consumer", "kv_port": "36580"}'
+SEED_A3_P_KV = _seed_kv(seed.PD_A3_P, MODEL_PATH="m", **LAUNCHER)
+SEED_A3_D_KV = _seed_kv(seed.PD_A3_D, MODEL_PATH="m", **LAUNCHER)
 
 
 def test_004_5_3_a3_prefill_dp2_tp8_and_decode_dp8_tp2():
@@ -100,27 +107,18 @@ def test_004_5_3_a3_prefill_dp2_tp8_and_decode_dp8_tp2():
         assert p["args"][p["args"].index("--data-parallel-size"):] == [
             "--data-parallel-size", "2", "--data-parallel-rank", str(p["dp_ranks"][0]), "--data-parallel-address", "192.0.2.31",
             "--data-parallel-rpc-port", "12325", "--tensor-parallel-size", "8"]
-        assert p["kv_transfer_config"] == _compact(SEED_A3_P_KV)
+        assert p["kv_transfer_config"] == SEED_A3_P_KV
     for p in decode:
         assert _flag(p["args"], "--data-parallel-address") == "192.0.2.32"
         assert _flag(p["args"], "--data-parallel-rpc-port") == "12325"
-        assert p["kv_transfer_config"] == _compact(SEED_A3_D_KV)
+        assert p["kv_transfer_config"] == SEED_A3_D_KV
     assert plan["proxy"]["prefill"] == [{"host": "pd_a3_prefill", "address": "192.0.2.31", "port": port} for port in (9081, 9082)]
     assert [e["port"] for e in plan["proxy"]["decode"]] == list(range(9900, 9908))
     assert plan["start_order"] == ["decode", "prefill"]
 
 
-SEED_A2_P_KV = """{
-    "kv_connector": "MooncakeConnectorV2",
-    "kv_role": "kv_producer",
-    "kv_port": "30000",
-    "kv_connector_extra_config": {
-      "use_ascend_direct": true,
-      "prefill": {"dp_size": 2, "tp_size": 8},
-      "decode": {"dp_size": 8, "tp_size": 2}
-    }
-  }"""
-SEED_A2_D_KV = SEED_A2_P_KV.replace("kv_producer", "kv_consumer").replace('"30000"', '"30100"')
+SEED_A2_P_KV = _seed_kv(seed.PD_A2_P, MODEL_PATH="m", **LAUNCHER)
+SEED_A2_D_KV = _seed_kv(seed.PD_A2_D, MODEL_PATH="m", **LAUNCHER)
 
 
 def test_004_5_3_a2_four_nodes():
@@ -133,7 +131,7 @@ def test_004_5_3_a2_four_nodes():
         assert _flag(p["args"], "--data-parallel-address") == "192.0.2.41"
         assert _flag(p["args"], "--data-parallel-rpc-port") == "12321"
         assert p["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
-        assert p["kv_transfer_config"] == _compact(SEED_A2_P_KV)
+        assert p["kv_transfer_config"] == SEED_A2_P_KV
     assert p1["env"]["VLLM_HOST_IP"] == p1["env"]["HCCL_IF_IP"] == "192.0.2.42"
     for host, first in (("pd_a2_d0", 0), ("pd_a2_d1", 4)):
         for i in range(4):
@@ -146,7 +144,7 @@ def test_004_5_3_a2_four_nodes():
             assert _flag(d["args"], "--data-parallel-rpc-port") == "12325"
             expected_range = "%d-%d" % (60000 + rank * 100, 60099 + rank * 100)
             assert d["env"]["HCCL_HOST_SOCKET_PORT_RANGE"] == d["env"]["HCCL_NPU_SOCKET_PORT_RANGE"] == expected_range
-            assert d["kv_transfer_config"] == _compact(SEED_A2_D_KV)
+            assert d["kv_transfer_config"] == SEED_A2_D_KV
     assert "HCCL_HOST_SOCKET_PORT_RANGE" not in p0["env"]
     # The proxy line of 004 5.3 A2: one prefiller, eight decoders.
     assert [(e["address"], e["port"]) for e in plan["proxy"]["prefill"]] == [("192.0.2.41", 9081)]
@@ -161,125 +159,13 @@ def test_mooncake_side_channel_ports_follow_kv_port_rank_and_tp():
     assert ranks[("decode", 5)]["mooncake_ports"] == {"side_channel": [30110, 30111], "control": 30121}
 
 
-SEED_5_4_A3_P = """{
-    "kv_connector": "MultiConnector",
-    "kv_role": "kv_producer",
-    "engine_id": "glm53-flash-prefill-dp'"$4"'",
-    "kv_connector_extra_config": {
-      "connectors": [
-        {
-          "kv_connector": "MooncakeConnectorV2",
-          "kv_role": "kv_producer",
-          "kv_port": "36680"
-        },
-        {
-          "kv_connector": "AscendStoreConnector",
-          "kv_role": "kv_producer",
-          "kv_connector_extra_config": {
-            "backend": "memcache",
-            "memcache_dp_init_barrier": true,
-            "use_layerwise": false,
-            "lookup_rpc_port": '"$((37000 + $4))"'
-          }
-        }
-      ]
-    }
-  }"""
-SEED_5_4_A3_D = """{
-    "kv_connector": "MultiConnector",
-    "kv_role": "kv_consumer",
-    "engine_id": "glm53-flash-decode-dp'"$4"'",
-    "kv_connector_extra_config": {
-      "connectors": [
-        {
-          "kv_connector": "MooncakeConnectorV2",
-          "kv_role": "kv_consumer",
-          "kv_port": "36580"
-        },
-        {
-          "kv_connector": "AscendStoreConnector",
-          "kv_role": "kv_consumer",
-          "kv_connector_extra_config": {
-            "backend": "memcache",
-            "memcache_dp_init_barrier": true,
-            "use_layerwise": false,
-            "consumer_is_to_load": false,
-            "consumer_is_to_put": false,
-            "lookup_rpc_port": '"$((37100 + $4))"'
-          }
-        }
-      ]
-    }
-  }"""
-SEED_5_4_A2_P = """{
-    "kv_connector": "MultiConnector",
-    "kv_role": "kv_producer",
-    "engine_id": "glm53-flash-prefill-dp'"$4"'",
-    "kv_connector_extra_config": {
-      "connectors": [
-        {
-          "kv_connector": "MooncakeConnectorV2",
-          "kv_role": "kv_producer",
-          "kv_port": "30000",
-          "kv_connector_extra_config": {
-            "use_ascend_direct": true,
-            "prefill": {"dp_size": 2, "tp_size": 8},
-            "decode": {"dp_size": 8, "tp_size": 2}
-          }
-        },
-        {
-          "kv_connector": "AscendStoreConnector",
-          "kv_role": "kv_producer",
-          "kv_connector_extra_config": {
-            "backend": "mooncake",
-            "use_layerwise": false,
-            "lookup_rpc_port": '"$((37000 + $4))"'
-          }
-        }
-      ]
-    }
-  }"""
-SEED_5_4_A2_D = """{
-    "kv_connector": "MultiConnector",
-    "kv_role": "kv_consumer",
-    "engine_id": "glm53-flash-decode-dp'"$4"'",
-    "kv_connector_extra_config": {
-      "connectors": [
-        {
-          "kv_connector": "MooncakeConnectorV2",
-          "kv_role": "kv_consumer",
-          "kv_port": "30100",
-          "kv_connector_extra_config": {
-            "use_ascend_direct": true,
-            "prefill": {"dp_size": 2, "tp_size": 8},
-            "decode": {"dp_size": 8, "tp_size": 2}
-          }
-        },
-        {
-          "kv_connector": "AscendStoreConnector",
-          "kv_role": "kv_consumer",
-          "kv_connector_extra_config": {
-            "backend": "mooncake",
-            "use_layerwise": false,
-            "consumer_is_to_load": false,
-            "consumer_is_to_put": false,
-            "lookup_rpc_port": '"$((37100 + $4))"'
-          }
-        }
-      ]
-    }
-  }"""
-
-
 def _shell_expand(seed_template, rank):
     """What bash makes of the seed's '"$4"' and '"$((37000 + $4))"' splices for DP rank ``rank``."""
-    text = seed_template.replace("'\"$4\"'", str(rank))
-    for base in ("37000", "37100"):
-        text = text.replace("'\"$((%s + $4))\"'" % base, str(int(base) + rank))
-    return _compact(text)
+    (config,) = seed.expand(seed_template, **{"4": str(rank)})
+    return _compact(config)
 
 
-@pytest.mark.parametrize("name,seed_p,seed_d", [("pd_pool_a3", SEED_5_4_A3_P, SEED_5_4_A3_D), ("pd_pool_a2", SEED_5_4_A2_P, SEED_5_4_A2_D)])
+@pytest.mark.parametrize("name,seed_p,seed_d", [("pd_pool_a3", seed.POOL_A3_P, seed.POOL_A3_D), ("pd_pool_a2", seed.POOL_A2_P, seed.POOL_A2_D)])
 def test_004_5_4_kv_pool_connectors(name, seed_p, seed_d):
     plan = plan_cluster(seeds.ALL[name]())
     seen = {"prefill": [], "decode": []}

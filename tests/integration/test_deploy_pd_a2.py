@@ -143,6 +143,11 @@ def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(c
 
 
 def test_teardown_removes_every_container_and_keeps_the_model(cluster):
+    # Two containers an older plan of this cluster left behind (labelled, but in no spec now).
+    for name in ("vllm-ascend-decode-old1", "vllm-ascend-decode-old2"):
+        node_docker("llmops-pd-a2-d0", "run", "-d", "--name", name, "--label", "llmops.cluster=pd_a2", "--entrypoint", "sleep",
+                    "llmops-engine:test", "600")
+    assert "vllm-ascend-decode-old2" in all_containers()["pd_a2_d0"]
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
     assert all_containers() == {host: {} for host in NODES}
     assert "config.json" in node_exec("llmops-pd-a2-p0", "ls", "/root/.cache/GLM-5.3-Flash-w8a8").stdout

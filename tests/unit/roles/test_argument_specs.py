@@ -46,5 +46,7 @@ def test_documented_defaults_and_types_are_the_real_ones(role):
             templated = isinstance(value, str) and "{{" in value
             if value is not None and not templated:
                 assert isinstance(value, TYPES[option["type"]]), (entry, name, option["type"])
+            if option["type"] == "list" and option.get("elements", "raw") != "raw":
+                assert all(isinstance(item, TYPES[option["elements"]]) for item in value), (entry, name)
             if "choices" in option and value is not None:
                 assert value in option["choices"], (entry, name)

@@ -6,6 +6,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/env.sh
 . "$root/scripts/env.sh"
 
+# ansible-test keeps its virtualenvs under ~/.ansible/test: give it a home inside this checkout,
+# so two checkouts never share (or half-delete) them and nothing is written to the real home.
+export HOME="$root/.build/ansible-test-home"
 # ansible-test bootstraps pip in its venvs with a get-pip script from a host we cannot reach;
 # a local stand-in that uses ensurepip does the same job (see shared HARNESS_NOTES).
 cache="$HOME/.ansible/test/cache"

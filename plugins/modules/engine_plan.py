@@ -33,7 +33,7 @@ options:
     description:
       - The cluster description. Keys C(name), C(hardware) (a2, a3, a5, h100), C(connector)
         (none, ucm, mooncake), C(groups) (per role prefill, decode or colocated - dp_size, tp_size,
-        launch, dp_rpc_port, dp_address, api_port, kv_port, kv_role, engine_id_template,
+        launch, dp_rpc_port, dp_address, api_port, kv_port, kv_role, engine_id_template, set_visible_devices,
         lookup_rpc_port_base, hccl_port_range, memcache_dp_init_barrier, consumer_is_to_load,
         consumer_is_to_put), C(nodes) (host, address, nic, role, local_ranks, rank_start, api_port,
         headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional

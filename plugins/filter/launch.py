@@ -23,8 +23,13 @@ def launch_spec_hash(spec):
 
 
 def launch_waves(plan):
-    """{role or 'proxy': wave}: pool services 0, then decode, prefill, proxy."""
+    """{role, 'pool' or 'proxy': wave}: a KV pool service first, then the engines' waves, the proxy last."""
     return launch.engine_waves(plan)
+
+
+def launch_wave_numbers(plan):
+    """The waves a deployment has, in start order (every host walks through each)."""
+    return launch.wave_numbers(plan)
 
 
 def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
@@ -33,6 +38,8 @@ def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
 
 def plan_address(plan, host):
     """The address the plan gives host (services address each other through it)."""
+    if host in plan.get("addresses", {}):
+        return plan["addresses"][host]
     for process in plan["processes"]:
         if process["host"] == host:
             return process["address"]
@@ -50,6 +57,7 @@ class FilterModule:
             "launch_spec": launch_spec,
             "launch_spec_hash": launch_spec_hash,
             "launch_waves": launch_waves,
+            "launch_wave_numbers": launch_wave_numbers,
             "pd_proxy_command": pd_proxy_command,
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,

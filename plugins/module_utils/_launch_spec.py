@@ -62,10 +62,25 @@ def new_spec(**fields):
 
 
 def engine_waves(plan):
-    """Pool services start in wave 0, then the roles in the plan's order, the proxy last."""
-    waves = {role: index + 1 for index, role in enumerate(plan["start_order"])}
-    waves["proxy"] = len(plan["start_order"]) + 1
+    """{role: wave}, plus 'pool' and 'proxy': a KV pool service first (wave 0), then the plan's
+    engine waves, the proxy last. Waves are numbered densely: no empty wave costs a round."""
+    first = 1 if plan.get("kv_pool") else 0
+    waves = {"pool": 0}
+    for index, roles in enumerate(plan["start_waves"]):
+        waves.update({role: first + index for role in roles})
+    waves["proxy"] = first + len(plan["start_waves"])
     return waves
+
+
+def wave_numbers(plan):
+    """The waves that have containers: the pool service's, the engines', and the proxy's (PD only)."""
+    waves = engine_waves(plan)
+    numbers = {waves[role] for roles in plan["start_waves"] for role in roles}
+    if plan.get("kv_pool"):
+        numbers.add(waves["pool"])
+    if any("prefill" in roles for roles in plan["start_waves"]):
+        numbers.add(waves["proxy"])
+    return sorted(numbers)
 
 
 def engine_specs(plan, host, engine):

@@ -16,8 +16,22 @@ from ansible_collections.llmops.inference.plugins.module_utils._kv_config import
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import parse_cluster
 
-# 004 5.4 start order: pool service, decode, prefill, proxy. Colocated groups have no peer.
+# Order in which roles are planned and listed; the start order is start_waves().
 ROLE_START_ORDER = ("decode", "prefill", "colocated")
+
+
+def start_waves(cluster):
+    """Engine roles grouped by start wave, in the seeds' order.
+
+    004 5.3 starts prefill and decode together ("各组的第一个节点、其余节点、代理": the first node of
+    each group, the others right after, then the proxy), so both groups initialise in parallel.
+    004 5.4 starts a pool deployment "pool service, decode, prefill, proxy": decode must be ready
+    (and, with Memcache, have reserved its DDR pool) before prefill starts.
+    """
+    roles = [r for r in ROLE_START_ORDER if r in cluster.groups]
+    if cluster.pool is not None:
+        return [[role] for role in roles]
+    return [roles]
 
 
 def _mooncake_ports(group, dp_rank):
@@ -174,12 +188,35 @@ def build_plan(cluster):
     return {
         "cluster": cluster.name,
         "hardware": cluster.hardware,
-        "start_order": [r for r in ROLE_START_ORDER if r in cluster.groups],
+        "kv_pool": cluster.pool.backend if cluster.pool is not None else None,
+        "start_waves": start_waves(cluster),
         "ranks": ranks,
         "processes": processes,
         "ports": _ports_by_host(bound),
         "proxy": _proxy_endpoints(processes),
     }
+
+
+def host_views(plan):
+    """{host: that host's share of the plan}: its ranks, processes and ports, plus the few
+    cluster-wide facts every host needs (start waves, addresses, proxy endpoints).
+
+    Each host's Ansible variables carry only its view, so per-host work stays flat as the
+    cluster grows (the whole plan on every host made plan mode grow with hosts squared).
+    """
+    addresses = {}
+    for process in plan["processes"]:
+        addresses.setdefault(process["host"], process["address"])
+    shared = {key: plan[key] for key in ("cluster", "hardware", "kv_pool", "start_waves", "proxy")}
+    views = {}
+    for host in addresses:
+        views[host] = dict(
+            shared, addresses=addresses,
+            ranks=[r for r in plan["ranks"] if r["host"] == host],
+            processes=[p for p in plan["processes"] if p["host"] == host],
+            ports={host: plan["ports"].get(host, [])},
+        )
+    return views
 
 
 def plan_cluster(raw):

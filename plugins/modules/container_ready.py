@@ -16,12 +16,19 @@ description:
     served model name (C(--served-model-name) of the spec's command, else the model argument).
     A C(log) probe (a regular expression) needs a matching line in the container's log,
     a C(tcp) probe (HOST:PORT) an open port."
-  - Fails at once, with the last log lines, when a container is not running (exited, dead or
-    missing), and at the timeout with the log lines of every container still not ready.
+  - Fails at once, with the last log lines, when a container it waits for or watches is not
+    running (exited, dead or missing), and at the timeout with the log lines of every container
+    still not ready.
+  - "Its action plugin waits in short slices: between them it prints progress (which containers
+    and DP ranks are still loading) and ends the wait when the wait of another host of the same
+    run failed, so a container that dies anywhere fails the whole play within seconds."
   - Uses the docker CLI of the host.
 author:
   - llmops.inference contributors (@llmops)
 attributes:
+  action:
+    support: full
+    description: The action plugin slices the wait, prints progress and stops when another host's wait failed.
   check_mode:
     support: full
     description: In check mode nothing was started, so nothing is waited for.
@@ -34,6 +41,11 @@ options:
     type: list
     elements: dict
     required: true
+  watch:
+    description: Launch specs of containers already ready (earlier waves); waiting fails when one stops running.
+    type: list
+    elements: dict
+    default: []
   timeout:
     description: Seconds to wait for all of them.
     type: int
@@ -41,11 +53,21 @@ options:
   interval:
     description: Seconds between probe rounds.
     type: int
-    default: 5
+    default: 1
+  slice:
+    description:
+      - Seconds after which the module returns with the containers still C(pending) instead of
+        waiting on; 0 waits until all are ready or the timeout. The action plugin sets it.
+    type: int
+    default: 0
   log_lines:
     description: Log lines included in a failure.
     type: int
     default: 40
+  progress_interval:
+    description: Seconds between progress lines while waiting (action plugin); 0 prints none.
+    type: int
+    default: 30
 """
 
 EXAMPLES = r"""
@@ -60,6 +82,11 @@ ready:
   description: Seconds each container took to become ready, by name.
   returned: success
   type: dict
+pending:
+  description: Containers not ready yet when a slice ended.
+  returned: success
+  type: list
+  elements: str
 """
 
 import http.client
@@ -86,9 +113,16 @@ class Docker:
         self.module = module
         self.binary = module.get_bin_path("docker", required=True)
 
-    def state(self, name):
-        rc, out, _err = self.module.run_command([self.binary, "inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", name])
-        return out.strip() if rc == 0 else "missing"
+    def states(self, names):
+        """{name: "running 0" | "exited 1" | ... | "missing"}, in one docker call."""
+        _rc, out, _err = self.module.run_command(
+            [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
+        found = dict.fromkeys(names, "missing")
+        for line in out.splitlines():
+            name, _sep, state = line.strip().lstrip("/").partition(" ")
+            if name in found:
+                found[name] = state
+        return found
 
     def logs(self, name, lines=None):
         args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
@@ -101,7 +135,7 @@ def http_get(url):
     metrics server (memcache-hybrid 1.3.0) answers such a request without its body."""
     parts = urllib.parse.urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname, parts.port, timeout=5)
+    connection = connection_class(parts.hostname, parts.port, timeout=3)
     try:
         connection.request("GET", parts.path or "/")
         response = connection.getresponse()
@@ -143,36 +177,44 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             containers=dict(type="list", elements="dict", required=True),
+            watch=dict(type="list", elements="dict", default=[]),
             timeout=dict(type="int", default=3600),
-            interval=dict(type="int", default=5),
+            interval=dict(type="int", default=1),
+            slice=dict(type="int", default=0),
             log_lines=dict(type="int", default=40),
+            progress_interval=dict(type="int", default=30),
         ),
         supports_check_mode=True,
     )
     if module.check_mode:
-        module.exit_json(changed=False, ready={})
+        module.exit_json(changed=False, ready={}, pending=[])
     docker = Docker(module)
+    params = module.params
     start = time.monotonic()
-    pending = {spec["name"]: spec for spec in module.params["containers"]}
+    pending = {spec["name"]: spec for spec in params["containers"]}
+    watched = [spec["name"] for spec in params["watch"]]
     ready = {}
-    while pending:
-        for name, spec in list(pending.items()):
-            state = docker.state(name)
+    while True:
+        states = docker.states(list(pending) + watched)
+        for name, state in sorted(states.items()):
             if not state.startswith("running"):
-                module.fail_json(msg="container %s is %s before it was ready; its last log lines:\n%s"
-                                 % (name, state, docker.logs(name, module.params["log_lines"])), container=name)
+                what = "before it was ready" if name in pending else "after it was ready"
+                module.fail_json(msg="container %s is %s %s; its last log lines:\n%s"
+                                 % (name, state, what, docker.logs(name, params["log_lines"])), container=name)
+        for name, spec in list(pending.items()):
             if probe(docker, spec):
                 ready[name] = round(time.monotonic() - start, 1)
                 del pending[name]
-        if not pending:
+        elapsed = time.monotonic() - start
+        if not pending or (params["slice"] and elapsed >= params["slice"] and elapsed < params["timeout"]):
             break
-        if time.monotonic() - start > module.params["timeout"]:
-            logs = "\n".join("--- %s (%s)\n%s" % (name, spec.get("ready"), docker.logs(name, module.params["log_lines"]))
+        if elapsed > params["timeout"]:
+            logs = "\n".join("--- %s (%s)\n%s" % (name, spec.get("ready"), docker.logs(name, params["log_lines"]))
                              for name, spec in pending.items())
-            module.fail_json(msg="not ready after %d s: %s\n%s" % (module.params["timeout"], ", ".join(sorted(pending)), logs),
+            module.fail_json(msg="not ready after %d s: %s\n%s" % (params["timeout"], ", ".join(sorted(pending)), logs),
                              pending=sorted(pending))
-        time.sleep(module.params["interval"])
-    module.exit_json(changed=False, ready=ready)
+        time.sleep(params["interval"])
+    module.exit_json(changed=False, ready=ready, pending=sorted(pending))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ description:
 author:
   - llmops.inference contributors (@llmops)
 attributes:
+  action:
+    support: full
+    description: An action plugin of the same name runs the planner inside the controller's worker; the module is the same code.
   check_mode:
     support: full
     description: Nothing is changed in either mode; the plan is returned in check mode too.
@@ -41,6 +44,12 @@ options:
       - See roles/vllm_engine/meta/argument_specs.yml for the inventory variables each key comes from.
     type: dict
     required: true
+  per_host:
+    description:
+      - Return C(hosts), each host's share of the plan (C(host_views)), instead of the whole C(plan).
+      - What a playbook gives each host, so no host carries the whole cluster's plan.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -73,10 +82,16 @@ plan:
       description: Cluster name.
       type: str
       returned: success
-    start_order:
-      description: Roles in the order they must start (decode before prefill, 004 5.4).
+    kv_pool:
+      description: The KV pool backend (mooncake, memcache), or null without a pool.
+      type: str
+      returned: success
+    start_waves:
+      description:
+        - Engine roles grouped by start wave. Prefill and decode start together (004 5.3); with a KV
+          pool decode is ready before prefill starts (004 5.4).
       type: list
-      elements: str
+      elements: list
       returned: success
     ranks:
       description: Host, dp_rank, local_index, devices, port, api, dp_address, engine_id, lookup_rpc_port, HCCL ranges, Mooncake ports.
@@ -96,6 +111,12 @@ plan:
       description: The prefill API endpoints and every decode rank endpoint the PD proxy must list.
       type: dict
       returned: success
+hosts:
+  description:
+    - With O(per_host), by host - that host's ranks, processes and ports, and the cluster's
+      C(cluster), C(hardware), C(kv_pool), C(start_waves), C(proxy) and C(addresses) (by host).
+  returned: success and per_host
+  type: dict
 problems:
   description: Each broken rule, when the plan fails.
   returned: failure
@@ -107,11 +128,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._planner import host_views, plan_cluster
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(cluster=dict(type="dict", required=True)), supports_check_mode=True)
+    module = AnsibleModule(
+        argument_spec=dict(cluster=dict(type="dict", required=True), per_host=dict(type="bool", default=False)),
+        supports_check_mode=True,
+    )
     try:
         plan = plan_cluster(module.params["cluster"])
     except PlanError as err:
@@ -119,6 +143,8 @@ def main():
                          problems=[str(p) for p in err.problems])
     except InputError as err:
         module.fail_json(msg="The cluster description is malformed: %s" % err, problems=[str(err)])
+    if module.params["per_host"]:
+        module.exit_json(changed=False, hosts=host_views(plan))
     module.exit_json(changed=False, plan=plan)
 
 

@@ -172,8 +172,7 @@ def test_004_5_3_and_5_4_a3(lab_plans, cluster, pool):
         "python", "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py",
         "--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", p_ip, p_ip, "--prefiller-ports", "9081", "9082",
         "--decoder-hosts"] + [d_ip] * 8 + ["--decoder-ports"] + [str(p) for p in range(9900, 9908)]
-    waves = {name: spec["wave"] for (_h, name), spec in plan.specs().items()}
-    assert waves["pd-proxy"] > waves["vllm-ascend-prefill-dp0"] > waves["vllm-ascend-decode-dp0"]
+    assert_start_order(plan, pool)
 
 
 def test_004_5_4_a3_memcache_service_and_configs(lab_plans):
@@ -261,16 +260,29 @@ def test_004_5_4_a2_mooncake_master_and_json(lab_plans):
         assert json.loads(files["/etc/llmops/mooncake/mooncake.json"]) == dict(seed_json, global_segment_size=segment)
 
 
-def test_start_order_pool_decode_prefill_proxy(lab_plans):
-    waves = {name: spec["wave"] for (_h, name), spec in lab_plans["pd_pool_a2"].specs().items()}
-    assert waves["mooncake-master"] == 0
-    assert {waves["vllm-ascend-decode-dp%d" % r] for r in range(8)} == {1}
-    assert {waves["vllm-ascend-prefill-dp%d" % r] for r in range(2)} == {2}
-    assert waves["pd-proxy"] == 3
+def assert_start_order(plan, pool):
+    """004 5.3: "各组的第一个节点、其余节点、代理": both groups start together, the proxy after them.
+    004 5.4: "pool service, decode, prefill, proxy", each ready before the next starts."""
+    waves = {name: spec["wave"] for (_h, name), spec in plan.specs().items()}
+    engines = {name: wave for name, wave in waves.items() if name.startswith("vllm-ascend-")}
+    decode = {wave for name, wave in engines.items() if "-decode-" in name}
+    prefill = {wave for name, wave in engines.items() if "-prefill-" in name}
+    if pool:
+        service = waves.pop("mooncake-master", None)
+        service = waves.pop("memcache-meta") if service is None else service
+        assert (service, decode, prefill, waves["pd-proxy"]) == (0, {1}, {2}, 3)
+    else:
+        assert (decode, prefill, waves["pd-proxy"]) == ({0}, {0}, 1)
+
+
+@pytest.mark.parametrize("cluster,pool", [("pd_a2", False), ("pd_pool_a2", True)])
+def test_004_a2_start_order(lab_plans, cluster, pool):
+    assert_start_order(lab_plans[cluster], pool)
 
 
 def test_plan_mode_prints_the_table(lab_plans):
     output = lab_plans["pd_a2"].output
     assert "HOST      WAVE  CONTAINER                DP RANKS  DEVICES          PORTS" in output
-    assert "pd_a2_d1  1     vllm-ascend-decode-dp7   7         6,7              9903" in output
-    assert "pd_a2_p1  2     vllm-ascend-prefill-dp1  1         0,1,2,3,4,5,6,7  headless" in output
+    assert "pd_a2_d1  0     vllm-ascend-decode-dp7   7         6,7              9903" in output
+    assert "pd_a2_p1  0     vllm-ascend-prefill-dp1  1         0,1,2,3,4,5,6,7  headless" in output
+    assert "pd_a2_p0  1     pd-proxy                 -         -                8081" in output

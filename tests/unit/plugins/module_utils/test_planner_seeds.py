@@ -114,7 +114,8 @@ def test_004_5_3_a3_prefill_dp2_tp8_and_decode_dp8_tp2():
         assert p["kv_transfer_config"] == SEED_A3_D_KV
     assert plan["proxy"]["prefill"] == [{"host": "pd_a3_prefill", "address": "192.0.2.31", "port": port} for port in (9081, 9082)]
     assert [e["port"] for e in plan["proxy"]["decode"]] == list(range(9900, 9908))
-    assert plan["start_order"] == ["decode", "prefill"]
+    # 004 5.3: prefill and decode start together and initialise in parallel.
+    assert plan["start_waves"] == [["decode", "prefill"]]
 
 
 SEED_A2_P_KV = _seed_kv(seed.PD_A2_P, MODEL_PATH="m", **LAUNCHER)
@@ -179,6 +180,8 @@ def test_004_5_4_kv_pool_connectors(name, seed_p, seed_d):
     assert seen["prefill"] == [("glm53-flash-prefill-dp%d" % r, 37000 + r) for r in range(2)]
     assert seen["decode"] == [("glm53-flash-decode-dp%d" % r, 37100 + r) for r in range(8)]
     assert [r["lookup_rpc_port"] for r in plan["ranks"] if r["role"] == "decode"] == list(range(37100, 37108))
+    # 004 5.4: "pool service, decode, prefill, proxy": decode is ready before prefill starts.
+    assert plan["start_waves"] == [["decode"], ["prefill"]]
 
 
 def test_every_seed_cluster_plans_with_unique_ports_per_host():

@@ -1,0 +1,114 @@
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Time to serving on harness nodes, against the floor the seed's start order allows.
+
+Deploys a cluster whose simulated engines take set start times (VLLM_SIM_START_DELAY: decode 20 s,
+prefill 30 s by default; the pool service none) and measures, from the moment ansible-playbook
+starts, until the first completion through the PD proxy succeeds. Nodes are up and images loaded
+before the clock starts. The floor: pd_a2 starts both groups together (004 5.3), so the slower
+group's start time; pd_pool_a2 starts pool service, decode, prefill one after the other (004 5.4),
+so their sum. Target (issue 9): within 1.15 x floor + 5 s. Then a no-op re-run is timed.
+Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
+
+    python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LAB = ROOT / "inventories" / "lab"
+HARNESS = ROOT / "tests" / "harness"
+# The proxy of each harness cluster: on its first prefill node (harness inventories), port 8081 (lab).
+PROXY = {"pd_a2": "http://10.213.7.41:8081", "pd_pool_a2": "http://10.213.7.61:8081"}
+
+
+def playbook(cluster, *extra):
+    command = ["ansible-playbook", str(ROOT / "playbooks" / (cluster + ".yml")), "-i", str(LAB), "-i",
+               str(HARNESS / "inventories" / cluster), *extra]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+
+
+def completion(proxy):
+    body = json.dumps({"model": "glm", "prompt": "The future of AI is", "max_tokens": 4}).encode()
+    request = urllib.request.Request(proxy + "/v1/completions", data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            answer = json.loads(response.read().decode() or "{}")
+        return bool(answer.get("choices") and answer["choices"][0].get("text"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def delays_vars(cluster, decode, prefill):
+    """The lab's per-role env with the simulated start delays added (an -e replaces the whole dict)."""
+    role_env = yaml.safe_load((LAB / "group_vars" / (cluster + ".yml")).read_text()).get("vllm_engine_role_env") or {}
+    for role, delay in (("decode", decode), ("prefill", prefill)):
+        role_env[role] = dict(role_env.get(role) or {}, VLLM_SIM_START_DELAY=str(delay))
+    return json.dumps({"vllm_engine_role_env": role_env})
+
+
+def measure(cluster, decode, prefill):
+    subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
+                   capture_output=True)
+    teardown = playbook("teardown", "-e", "llmops_cluster=" + cluster)
+    teardown.communicate()
+    floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
+    extra = delays_vars(cluster, decode, prefill)
+    start = time.monotonic()
+    run = playbook(cluster, "-e", extra)
+    serving = None
+    while serving is None and time.monotonic() - start < 600:
+        if completion(PROXY[cluster]):
+            serving = time.monotonic() - start
+        elif run.poll() not in (None, 0):
+            sys.exit("%s deploy failed:\n%s" % (cluster, run.stdout.read()[-4000:]))
+        else:
+            time.sleep(0.25)
+    output, _ = run.communicate()
+    played = time.monotonic() - start
+    if run.returncode != 0 or serving is None:
+        sys.exit("%s deploy failed or never served:\n%s" % (cluster, output[-4000:]))
+    target = 1.15 * floor + 5
+    print("%s: first completion through the proxy %.1f s after the playbook started (playbook ended at %.1f s)"
+          % (cluster, serving, played))
+    print("%s: floor %d s (decode %d s, prefill %d s, %s) -> ratio %.2f; target 1.15 x floor + 5 = %.1f s -> %.2f of the target"
+          % (cluster, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
+             serving / floor, target, serving / target))
+    start = time.monotonic()
+    rerun = playbook(cluster, "-e", extra)
+    output, _ = rerun.communicate()
+    noop = time.monotonic() - start
+    changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
+    print("%s: second run with nothing changed %.1f s (target 10 s -> %.2f of the target)%s"
+          % (cluster, noop, noop / 10, "" if not changed else "; CHANGED: %s" % changed))
+    playbook("teardown", "-e", "llmops_cluster=" + cluster).communicate()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cluster", nargs="+", default=["pd_a2", "pd_pool_a2"], choices=sorted(PROXY))
+    parser.add_argument("--decode", type=int, default=20, help="simulated decode start time, seconds")
+    parser.add_argument("--prefill", type=int, default=30, help="simulated prefill start time, seconds")
+    parser.add_argument("--keep-nodes", action="store_true", help="leave the harness nodes up afterwards")
+    args = parser.parse_args()
+    for cluster in args.cluster:
+        measure(cluster, args.decode, args.prefill)
+        if not args.keep_nodes:
+            subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "down", str(HARNESS / "inventories" / cluster)],
+                           check=False, capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

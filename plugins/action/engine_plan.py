@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of engine_plan: the planner is pure Python, so it runs inside the worker
+instead of as a module process (which cost most of the planning task's time)."""
+
+from __future__ import annotations
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
+from ansible_collections.llmops.inference.plugins.module_utils._planner import host_views, plan_cluster
+
+ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True), per_host=dict(type="bool", default=False))
+
+
+class ActionModule(ActionBase):
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        validated = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if validated.error_messages:
+            result.update(failed=True, msg="engine_plan: %s" % "; ".join(validated.error_messages))
+            return result
+        params = validated.validated_parameters
+        try:
+            plan = plan_cluster(params["cluster"])
+        except PlanError as err:
+            result.update(failed=True, msg="The cluster plan breaks %d rule(s):\n%s" % (len(err.problems), err),
+                          problems=[str(p) for p in err.problems])
+            return result
+        except InputError as err:
+            result.update(failed=True, msg="The cluster description is malformed: %s" % err, problems=[str(err)])
+            return result
+        result["changed"] = False
+        if params["per_host"]:
+            result["hosts"] = host_views(plan)
+        else:
+            result["plan"] = plan
+        return result

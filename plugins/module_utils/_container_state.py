@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The running containers of a cluster on one host, compared with its launch specs.
+
+Pure functions over what `docker ps -a --format '{{json .}}'` prints, so deploy mode can decide
+in one look per host which containers to start, and leave every other one alone.
+"""
+
+from __future__ import annotations
+
+import json
+
+CLUSTER_LABEL = "llmops.cluster"
+HASH_LABEL = "llmops.spec-hash"
+# A container in one of these states is (being) up: nothing to start.
+UP_STATES = ("running", "restarting")
+
+
+def parse_ps(text):
+    """{name: {"state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
+    found = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        entry = json.loads(line)
+        labels = {}
+        for item in (entry.get("Labels") or "").split(","):
+            key, _sep, value = item.partition("=")
+            if key:
+                labels[key] = value
+        for name in entry.get("Names", "").split(","):
+            found[name.lstrip("/")] = {"state": entry.get("State", ""), "labels": labels, "status": entry.get("Status", "")}
+    return found
+
+
+def compare(specs, hashes, running, changed_files=()):
+    """Each spec's status against the host's containers.
+
+    ``hashes`` maps spec name to its spec hash. Returns {"status": {name: status}, "start": names to
+    create or start, "restart": names to restart although their spec is the same (a config file they
+    mount was rewritten on the host), "extra": the cluster's containers no spec names}. Status:
+    ``ok`` (up, same spec), ``changed`` (another spec, or a mounted config file rewritten),
+    ``stopped`` (same spec, not up), ``missing``.
+    """
+    status, restart = {}, []
+    changed_files = set(changed_files)
+    for spec in specs:
+        name = spec["name"]
+        current = running.get(name)
+        if current is None:
+            status[name] = "missing"
+            continue
+        same_spec = current["labels"].get(HASH_LABEL) == hashes[name]
+        if not same_spec:
+            status[name] = "changed"
+        elif changed_files & set(spec.get("files") or {}):
+            status[name] = "changed"
+            restart.append(name)
+        elif current["state"] not in UP_STATES:
+            status[name] = "stopped"
+        else:
+            status[name] = "ok"
+    return {
+        "status": status,
+        "start": [name for name, value in status.items() if value != "ok"],
+        "restart": restart,
+        "extra": sorted(name for name in running if name not in status),
+    }

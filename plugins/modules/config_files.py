@@ -1,0 +1,89 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: config_files
+short_description: Write the rendered config files of a host's containers, in one pass
+version_added: 0.2.0
+description:
+  - Writes each file of a host's launch specs (C(files) - host path to content) whose content
+    differs, creating its directory. One call per host instead of a copy per file.
+  - Returns the paths it changed, so the containers that mount them can be restarted.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: Reports which files would change and writes nothing.
+  diff_mode:
+    support: full
+    description: Shows the old and new content of each changed file.
+options:
+  files:
+    description: Host path to file content.
+    type: dict
+    required: true
+  mode:
+    description: Mode of the files written.
+    type: raw
+    default: "0644"
+"""
+
+EXAMPLES = r"""
+- name: Write this host's config files
+  llmops.inference.config_files:
+    files: "{{ llmops_launch_specs | map(attribute='files') | combine }}"
+"""
+
+RETURN = r"""
+changed_files:
+  description: Paths written (or that would be, in check mode).
+  returned: success
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def current_content(path):
+    try:
+        with open(path, encoding="utf-8") as existing:
+            return existing.read()
+    except FileNotFoundError:
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(files=dict(type="dict", required=True), mode=dict(type="raw", default="0644")),
+        supports_check_mode=True,
+    )
+    changed, diffs = [], []
+    for path, content in sorted(module.params["files"].items()):
+        if not os.path.isabs(path):
+            module.fail_json(msg="config file path %r is not absolute" % path)
+        content = str(content)
+        before = current_content(path)
+        if before == content:
+            continue
+        changed.append(path)
+        diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+        if not module.check_mode:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(content)
+    for path in changed if not module.check_mode else ():
+        module.set_mode_if_different(path, module.params["mode"], False)
+    module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: container_state
+short_description: Compare a host's cluster containers with their launch specs, in one look
+version_added: 0.2.0
+description:
+  - Lists the host's containers labelled with the cluster (one C(docker ps)) and compares each
+    launch spec's hash with the C(llmops.spec-hash) label of its container.
+  - Deploy mode starts only what this reports as not C(ok), so a run with nothing changed makes
+    one call per host instead of one per container.
+  - Reads only; uses the docker CLI of the host.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: Reads only, in both modes.
+  diff_mode:
+    support: none
+    description: Reads only.
+options:
+  cluster:
+    description: Cluster name (the C(llmops.cluster) label).
+    type: str
+    required: true
+  specs:
+    description: This host's launch specs.
+    type: list
+    elements: dict
+    required: true
+  changed_files:
+    description: Config files just rewritten; a container that mounts one of them is restarted.
+    type: list
+    elements: str
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Compare the running containers with the plan
+  llmops.inference.container_state:
+    cluster: pd_a2
+    specs: "{{ llmops_launch_specs }}"
+  register: state
+"""
+
+RETURN = r"""
+status:
+  description: By container name - C(ok), C(changed), C(stopped) or C(missing).
+  returned: success
+  type: dict
+start:
+  description: Containers to create or start (every status but C(ok)).
+  returned: success
+  type: list
+  elements: str
+restart:
+  description: Containers whose spec is unchanged but a mounted config file was rewritten.
+  returned: success
+  type: list
+  elements: str
+extra:
+  description: Containers of the cluster on this host that no spec names (left by an older plan).
+  returned: success
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL, compare, parse_ps
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cluster=dict(type="str", required=True),
+            specs=dict(type="list", elements="dict", required=True),
+            changed_files=dict(type="list", elements="str", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    docker = module.get_bin_path("docker", required=True)
+    rc, out, err = module.run_command([docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, module.params["cluster"]),
+                                       "--format", "{{json .}}"])
+    if rc != 0:
+        module.fail_json(msg="docker ps failed: %s" % err.strip())
+    specs = module.params["specs"]
+    hashes = {spec["name"]: spec_hash(spec) for spec in specs}
+    module.exit_json(changed=False, **compare(specs, hashes, parse_ps(out), module.params["changed_files"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: plan_files
+short_description: Write a cluster's launch specs as plan files, in one pass
+version_added: 0.2.0
+description:
+  - Writes every launch spec of a cluster to C(<dest>/<host>/<name>.json), the plan-mode
+    contract of the collection, creating the host directories it needs.
+  - One call for the whole cluster, run once on the controller; a file whose content is
+    unchanged is not rewritten.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: Reports which files would be written and writes nothing.
+  diff_mode:
+    support: none
+    description: The plan files are the diff; compare two plan directories.
+options:
+  dest:
+    description: The plan directory (C(llmops_plan_dir)).
+    type: path
+    required: true
+  specs:
+    description: Launch specs; C(host) and C(name) place each one.
+    type: list
+    elements: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Write the plan
+  llmops.inference.plan_files:
+    dest: /tmp/plan
+    specs: "{{ ansible_play_hosts_all | map('extract', hostvars, 'llmops_launch_specs') | flatten }}"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+written:
+  description: Files written (or that would be, in check mode).
+  returned: success
+  type: list
+  elements: str
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def spec_path(dest, spec):
+    for key in ("host", "name"):
+        value = spec.get(key)
+        if not value or os.sep in value or value in (".", ".."):
+            raise ValueError("launch spec %r has no usable %s" % (spec.get("name"), key))
+    return os.path.join(dest, spec["host"], spec["name"] + ".json")
+
+
+def spec_text(spec):
+    return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(dest=dict(type="path", required=True), specs=dict(type="list", elements="dict", required=True)),
+        supports_check_mode=True,
+    )
+    dest = module.params["dest"]
+    written = []
+    try:
+        planned = [(spec_path(dest, spec), spec_text(spec)) for spec in module.params["specs"]]
+    except ValueError as err:
+        module.fail_json(msg=str(err))
+    for path, text in planned:
+        try:
+            with open(path, encoding="utf-8") as current:
+                if current.read() == text:
+                    continue
+        except OSError:
+            pass
+        written.append(path)
+        if not module.check_mode:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(text)
+    module.exit_json(changed=bool(written), written=written)
+
+
+if __name__ == "__main__":
+    main()

@@ -34,8 +34,8 @@ HARNESS = ROOT / "tests" / "harness"
 PROXY = {"pd_a2": "http://10.213.7.41:8081", "pd_pool_a2": "http://10.213.7.61:8081"}
 
 
-def playbook(cluster, *extra):
-    command = ["ansible-playbook", str(ROOT / "playbooks" / (cluster + ".yml")), "-i", str(LAB), "-i",
+def playbook(name, cluster, *extra):
+    command = ["ansible-playbook", str(ROOT / "playbooks" / (name + ".yml")), "-i", str(LAB), "-i",
                str(HARNESS / "inventories" / cluster), *extra]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
 
@@ -62,12 +62,14 @@ def delays_vars(cluster, decode, prefill):
 def measure(cluster, decode, prefill):
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
                    capture_output=True)
-    teardown = playbook("teardown", "-e", "llmops_cluster=" + cluster)
-    teardown.communicate()
+    teardown = playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster)
+    output, _ = teardown.communicate()
+    if teardown.returncode != 0:
+        sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
     floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
     extra = delays_vars(cluster, decode, prefill)
     start = time.monotonic()
-    run = playbook(cluster, "-e", extra)
+    run = playbook(cluster, cluster, "-e", extra)
     serving = None
     while serving is None and time.monotonic() - start < 600:
         if completion(PROXY[cluster]):
@@ -87,13 +89,15 @@ def measure(cluster, decode, prefill):
           % (cluster, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
              serving / floor, target, serving / target))
     start = time.monotonic()
-    rerun = playbook(cluster, "-e", extra)
+    rerun = playbook(cluster, cluster, "-e", extra)
     output, _ = rerun.communicate()
     noop = time.monotonic() - start
+    if rerun.returncode != 0:
+        sys.exit("%s second run failed:\n%s" % (cluster, output[-4000:]))
     changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
     print("%s: second run with nothing changed %.1f s (target 10 s -> %.2f of the target)%s"
           % (cluster, noop, noop / 10, "" if not changed else "; CHANGED: %s" % changed))
-    playbook("teardown", "-e", "llmops_cluster=" + cluster).communicate()
+    playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster).communicate()
 
 
 def main():

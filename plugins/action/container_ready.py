@@ -21,7 +21,8 @@ from ansible.utils.display import Display
 
 display = Display()
 MODULE = "llmops.inference.container_ready"
-DEFAULT_SLICE = 3
+# Seconds of one module call: the longest a failure elsewhere goes unnoticed here.
+DEFAULT_SLICE = 5
 
 
 def abort_marker():
@@ -71,7 +72,7 @@ class ActionModule(ActionBase):
         specs = list(args.get("containers") or [])
         timeout = int(args.get("timeout", 3600))
         progress_every = int(args.get("progress_interval", 30))
-        slice_seconds = int(args.get("slice") or DEFAULT_SLICE)
+        slice_seconds = int(args.get("slice") or min(DEFAULT_SLICE, progress_every or DEFAULT_SLICE))
         host = task_vars.get("inventory_hostname", "?")
         marker = abort_marker()
         start = time.monotonic()

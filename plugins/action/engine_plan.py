@@ -11,9 +11,9 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import host_views, plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
-ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True), per_host=dict(type="bool", default=False))
+ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True))
 
 
 class ActionModule(ActionBase):
@@ -35,9 +35,5 @@ class ActionModule(ActionBase):
         except InputError as err:
             result.update(failed=True, msg="The cluster description is malformed: %s" % err, problems=[str(err)])
             return result
-        result["changed"] = False
-        if params["per_host"]:
-            result["hosts"] = host_views(plan)
-        else:
-            result["plan"] = plan
+        result.update(changed=False, plan=plan)
         return result

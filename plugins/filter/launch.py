@@ -8,9 +8,9 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 
 
-def engine_launch_specs(plan, host, engine):
-    """Launch specs of the engine processes the plan puts on host."""
-    return launch.engine_specs(plan, host, engine)
+def engine_launch_specs(plan, engine):
+    """Launch specs of every engine process of the plan."""
+    return launch.engine_specs(plan, engine)
 
 
 def launch_spec(fields):
@@ -38,8 +38,6 @@ def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
 
 def plan_address(plan, host):
     """The address the plan gives host (services address each other through it)."""
-    if host in plan.get("addresses", {}):
-        return plan["addresses"][host]
     for process in plan["processes"]:
         if process["host"] == host:
             return process["address"]

@@ -83,18 +83,19 @@ def wave_numbers(plan):
     return sorted(numbers)
 
 
-def engine_specs(plan, host, engine):
-    """The launch specs of every engine process the plan puts on ``host``.
+def engine_specs(plan, engine):
+    """The launch specs of every engine process of the plan.
 
     ``engine`` holds the per-cluster settings: image, model, container_name, args, role_args,
     env, role_env, volumes, driver (devices, volumes, network_mode, ipc_mode,
     privileged, shm_size, gpus) and addons (env, volumes, files contributed by ucm_cache,
-    memcache_pool, mooncake_master for this host).
+    memcache_pool, mooncake_master; an addon's ``by_role`` adds more of each per engine role).
     """
     waves = engine_waves(plan)
     driver = engine["driver"]
     specs = []
-    for process in (p for p in plan["processes"] if p["host"] == host):
+    for process in plan["processes"]:
+        host = process["host"]
         role = process["role"]
         flags = merged(engine.get("args"), (engine.get("role_args") or {}).get(role))
         command = ["vllm", "serve", engine["model"]] + process["args"] + render_flags(flags)
@@ -106,9 +107,10 @@ def engine_specs(plan, host, engine):
         volumes = list(driver.get("volumes") or []) + list(engine.get("volumes") or [])
         files = {}
         for addon in engine.get("addons") or []:
-            env.update(addon.get("env") or {})
-            volumes += [v for v in addon.get("volumes") or [] if v not in volumes]
-            files.update(addon.get("files") or {})
+            for part in (addon, (addon.get("by_role") or {}).get(role) or {}):
+                env.update(part.get("env") or {})
+                volumes += [v for v in part.get("volumes") or [] if v not in volumes]
+                files.update(part.get("files") or {})
         env.update(process["env"])  # the plan's per-rank values win over any static setting
         name = engine["container_name"]
         if process["launch"] == "per_rank":

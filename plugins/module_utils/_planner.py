@@ -136,6 +136,8 @@ def _topology_env(cluster, group, node, first, devices):
     if first["hccl_host_socket_port_range"] is not None:
         env["HCCL_HOST_SOCKET_PORT_RANGE"] = first["hccl_host_socket_port_range"]
         env["HCCL_NPU_SOCKET_PORT_RANGE"] = first["hccl_npu_socket_port_range"]
+    if node.pythonhashseed is not None:  # the same on every node of a KV pool (004 5.4)
+        env["PYTHONHASHSEED"] = node.pythonhashseed
     # NVIDIA containers get their GPUs from a device request instead (000 3.1).
     if cluster.ascend and group.set_visible_devices:
         env[cluster.visible_var] = ",".join(str(d) for d in devices)
@@ -195,28 +197,6 @@ def build_plan(cluster):
         "ports": _ports_by_host(bound),
         "proxy": _proxy_endpoints(processes),
     }
-
-
-def host_views(plan):
-    """{host: that host's share of the plan}: its ranks, processes and ports, plus the few
-    cluster-wide facts every host needs (start waves, addresses, proxy endpoints).
-
-    Each host's Ansible variables carry only its view, so per-host work stays flat as the
-    cluster grows (the whole plan on every host made plan mode grow with hosts squared).
-    """
-    addresses = {}
-    for process in plan["processes"]:
-        addresses.setdefault(process["host"], process["address"])
-    shared = {key: plan[key] for key in ("cluster", "hardware", "kv_pool", "start_waves", "proxy")}
-    views = {}
-    for host in addresses:
-        views[host] = dict(
-            shared, addresses=addresses,
-            ranks=[r for r in plan["ranks"] if r["host"] == host],
-            processes=[p for p in plan["processes"] if p["host"] == host],
-            ports={host: plan["ports"].get(host, [])},
-        )
-    return views
 
 
 def plan_cluster(raw):

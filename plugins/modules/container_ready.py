@@ -52,8 +52,8 @@ options:
     default: 3600
   interval:
     description: Seconds between probe rounds.
-    type: int
-    default: 1
+    type: float
+    default: 0.5
   slice:
     description:
       - Seconds after which the module returns with the containers still C(pending) instead of
@@ -179,7 +179,7 @@ def main():
             containers=dict(type="list", elements="dict", required=True),
             watch=dict(type="list", elements="dict", default=[]),
             timeout=dict(type="int", default=3600),
-            interval=dict(type="int", default=1),
+            interval=dict(type="float", default=0.5),
             slice=dict(type="int", default=0),
             log_lines=dict(type="int", default=40),
             progress_interval=dict(type="int", default=30),

@@ -44,12 +44,6 @@ options:
       - See roles/vllm_engine/meta/argument_specs.yml for the inventory variables each key comes from.
     type: dict
     required: true
-  per_host:
-    description:
-      - Return C(hosts), each host's share of the plan (C(host_views)), instead of the whole C(plan).
-      - What a playbook gives each host, so no host carries the whole cluster's plan.
-    type: bool
-    default: false
 """
 
 EXAMPLES = r"""
@@ -111,12 +105,6 @@ plan:
       description: The prefill API endpoints and every decode rank endpoint the PD proxy must list.
       type: dict
       returned: success
-hosts:
-  description:
-    - With O(per_host), by host - that host's ranks, processes and ports, and the cluster's
-      C(cluster), C(hardware), C(kv_pool), C(start_waves), C(proxy) and C(addresses) (by host).
-  returned: success and per_host
-  type: dict
 problems:
   description: Each broken rule, when the plan fails.
   returned: failure
@@ -128,12 +116,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import host_views, plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(cluster=dict(type="dict", required=True), per_host=dict(type="bool", default=False)),
+        argument_spec=dict(cluster=dict(type="dict", required=True)),
         supports_check_mode=True,
     )
     try:
@@ -143,8 +131,6 @@ def main():
                          problems=[str(p) for p in err.problems])
     except InputError as err:
         module.fail_json(msg="The cluster description is malformed: %s" % err, problems=[str(err)])
-    if module.params["per_host"]:
-        module.exit_json(changed=False, hosts=host_views(plan))
     module.exit_json(changed=False, plan=plan)
 
 

@@ -63,7 +63,11 @@ CASES = [
     ("pythonhashseed-differs", "pd_pool_a2", None, {"pd_pool_a2_d1": {"vllm_engine_pythonhashseed": "1"}},
      "host pd_pool_a2_d1: vllm_engine_pythonhashseed: PYTHONHASHSEED is '1' here but '0'"),
     ("tenant-differs", "pd_pool_a2", None, {"pd_pool_a2_p1": {"mooncake_master_tenant_id": "team-b"}},
-     "host pd_pool_a2_p1: mooncake_master_tenant_id: Mooncake tenant_id is 'team-b' here but 'default'"),
+     "mooncake_master_tenant_id differs between hosts ('default' on pd_pool_a2_p0, pd_pool_a2_d0, pd_pool_a2_d1; "
+     "'team-b' on pd_pool_a2_p1). Fix: set it once for the cluster"),
+    # any cluster-wide setting, not only the ones the planner compares
+    ("image-differs", "pd_a2", None, {"pd_a2_d1": {"vllm_engine_image": "other:tag"}},
+     "vllm_engine_image differs between hosts ("),
     ("segment-not-gb-aligned", "pd_pool_a2", set_in(["mooncake_master_segment_size", "prefill"], "1.5GB"), None,
      "mooncake_master_segment_size.prefill: '1.5GB' is not a whole number of GB"),
     ("world-size-too-small", "pd_pool_a3", set_in(["memcache_pool_world_size"], 16), None,
@@ -79,7 +83,7 @@ CASES = [
             "store_pipeline": "Cache|Tape", "storage_backends": "/data/ucm/cache"}}]}), None,
      "store_pipeline: unknown pipeline 'Cache|Tape'"),
     ("no-image", "single_a5", set_in(["vllm_engine_image"], ""), None,
-     "host single_a5_node: vllm_engine_image ('') and vllm_engine_model ('Eco-Tech/GLM-5.3-Flash-w8a8-mxfp8') must both be set"),
+     "cluster single_a5: vllm_engine_image ('') and vllm_engine_model ('Eco-Tech/GLM-5.3-Flash-w8a8-mxfp8') must both be set"),
     ("malformed-size", "pd_a2", set_in(["vllm_engine_groups", "decode", "tp_size"], "two"), None,
      "The cluster description is malformed: vllm_engine_groups.decode: tp_size must be int"),
 ]

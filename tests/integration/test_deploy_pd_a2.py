@@ -10,11 +10,14 @@ the simulated ones (tests/harness/sim_vllm). Tests run in file order on one depl
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import time
 
 import pytest
 
-from conftest import LAB, ROOT, run_playbook
+from conftest import HERE, LAB, ROOT, run_playbook
 from harness import containers, http_json, http_text, node_docker, node_exec, nodes, wait_http
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
@@ -121,6 +124,45 @@ def test_a_container_that_exits_fails_the_play_with_its_log(cluster):
     assert result.returncode != 0
     assert re.search(r"container vllm-ascend-decode-dp\d is exited \d+ before it was ready", result.output)
     assert "model path /root/.cache/no-such-model has no config.json" in result.output
+    deploy()  # back to the good plan for the remaining tests
+    wait_http(PROXY + "/healthcheck")
+
+
+def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(cluster):
+    """Issue 9: decode rank 2 on D0 dies while every rank is still loading. D0's wait fails with its
+    log; the other hosts' waits (whose DP groups can never complete) stop at once instead of
+    running into their timeout, and the play fails naming the container."""
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    slow = {"vllm_engine_role_env": {role: {"VLLM_SIM_START_DELAY": "60"} for role in ("prefill", "decode")}}
+    command = ["ansible-playbook", str(ROOT / "playbooks" / "pd_a2.yml"), "-i", str(LAB), "-i", str(INVENTORY),
+               "-e", json.dumps(slow)]
+    env = dict(os.environ, ANSIBLE_CONNECTION_PLUGINS=str(HERE / "connection_plugins"))
+    play = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    victim = "vllm-ascend-decode-dp2"
+    deadline = time.monotonic() + 90
+    while not all_containers()["pd_a2_p1"]:  # the last host's rank exists: every container started
+        assert play.poll() is None and time.monotonic() < deadline, "the play ended before all containers started"
+        time.sleep(0.5)
+    time.sleep(5)  # loading
+    node_docker("llmops-pd-a2-d0", "kill", victim)
+    killed = time.monotonic()
+    output, _ = play.communicate(timeout=120)
+    took = time.monotonic() - killed
+    assert play.returncode != 0
+    assert took < 15, "the play ended %.1f s after the kill" % took
+    assert re.search(r"container %s is exited \d+ before it was ready" % victim, output)
+    assert re.search(r"fatal: \[pd_a2_p1\].*stopped waiting for vllm-ascend-prefill-dp1: the wait on host pd_a2_d0 failed", output)
+    assert "pd-proxy" not in all_containers()["pd_a2_p0"]  # the next wave never started
+    deploy()  # back to the good plan for the remaining tests
+    wait_http(PROXY + "/healthcheck")
+
+
+def test_waiting_prints_which_ranks_are_still_loading(cluster):
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    slow = {"vllm_engine_role_env": {"decode": {"VLLM_SIM_START_DELAY": "6"}, "prefill": {"VLLM_SIM_START_DELAY": "1"}},
+            "container_launch_progress_interval": 2}
+    result = deploy("-e", json.dumps(slow))
+    assert re.search(r"pd_a2_d1: [0-3] of 4 ready after \d+ s; still loading: vllm-ascend-decode-dp4 \(DP rank 4\)", result.output)
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
 

@@ -12,7 +12,7 @@ import yaml
 
 ROLES = pathlib.Path(__file__).resolve().parents[3] / "roles"
 ROLE_NAMES = sorted(p.name for p in ROLES.iterdir() if (p / "defaults" / "main.yml").exists())
-TYPES = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict}
+TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 
 
 def _load(role):

@@ -65,7 +65,7 @@ def plan_seconds(inventory_dir, plan_dir):
     seconds = time.perf_counter() - start
     if result.returncode != 0 or "TRIPWIRE" in result.stdout:
         sys.exit("plan mode failed for %s:\n%s" % (inventory_dir, (result.stdout + result.stderr)[-3000:]))
-    return seconds, sum(1 for _ in plan_dir.glob("*/*.json"))
+    return seconds, sum(1 for _spec in plan_dir.glob("*/*.json"))
 
 
 def main():

@@ -63,7 +63,7 @@ def measure(cluster, decode, prefill):
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
                    capture_output=True)
     teardown = playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster)
-    output, _ = teardown.communicate()
+    output, _stderr = teardown.communicate()
     if teardown.returncode != 0:
         sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
     floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
@@ -78,7 +78,7 @@ def measure(cluster, decode, prefill):
             sys.exit("%s deploy failed:\n%s" % (cluster, run.stdout.read()[-4000:]))
         else:
             time.sleep(0.25)
-    output, _ = run.communicate()
+    output, _stderr = run.communicate()
     played = time.monotonic() - start
     if run.returncode != 0 or serving is None:
         sys.exit("%s deploy failed or never served:\n%s" % (cluster, output[-4000:]))
@@ -90,7 +90,7 @@ def measure(cluster, decode, prefill):
              serving / floor, target, serving / target))
     start = time.monotonic()
     rerun = playbook(cluster, cluster, "-e", extra)
-    output, _ = rerun.communicate()
+    output, _stderr = rerun.communicate()
     noop = time.monotonic() - start
     if rerun.returncode != 0:
         sys.exit("%s second run failed:\n%s" % (cluster, output[-4000:]))

@@ -37,7 +37,7 @@ options:
 EXAMPLES = r"""
 - name: Write this host's config files
   llmops.inference.config_files:
-    files: "{{ llmops_launch_specs | map(attribute='files') | combine }}"
+    files: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | map(attribute='files') | combine }}"
 """
 
 RETURN = r"""

@@ -73,7 +73,7 @@ options:
 EXAMPLES = r"""
 - name: Wait for the decode ranks
   llmops.inference.container_ready:
-    containers: "{{ llmops_launch_specs | selectattr('wave', 'eq', 1) | list }}"
+    containers: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | selectattr('wave', 'eq', 1) }}"
     timeout: 1800
 """
 

@@ -40,7 +40,7 @@ EXAMPLES = r"""
 - name: Write the plan
   llmops.inference.plan_files:
     dest: /tmp/plan
-    specs: "{{ ansible_play_hosts_all | map('extract', hostvars, 'llmops_launch_specs') | flatten }}"
+    specs: "{{ llmops_cluster_specs }}"
   delegate_to: localhost
   run_once: true
 """

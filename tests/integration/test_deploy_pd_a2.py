@@ -146,7 +146,7 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(c
     time.sleep(5)  # loading
     node_docker("llmops-pd-a2-d0", "kill", victim)
     killed = time.monotonic()
-    output, _ = play.communicate(timeout=120)
+    output, _stderr = play.communicate(timeout=120)
     took = time.monotonic() - killed
     assert play.returncode != 0
     assert took < 15, "the play ended %.1f s after the kill" % took

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import engine_waves, wave_numbers
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 import seed_clusters as seeds
@@ -192,3 +193,16 @@ def test_every_seed_cluster_plans_with_unique_ports_per_host():
                 spans = sorted((p["low"], p["high"]) for p in ports if p["space"] == space)
                 for before, after in zip(spans, spans[1:]):
                     assert before[1] < after[0], (name, host, spans)
+
+
+@pytest.mark.parametrize("name,waves", [
+    ("pd_a2", [0, 1]), ("pd_a3", [0, 1]), ("pd_pool_a2", [0, 1, 2, 3]), ("pd_pool_a3", [0, 1, 2, 3]),
+    ("ucm_a2", [0]), ("dp_a2", [0]), ("single_a3", [0]),
+])
+def test_every_wave_of_a_deployment_has_containers(name, waves):
+    """Waves are numbered densely (an empty wave costs a start and a wait round on every host)."""
+    plan = plan_cluster(seeds.ALL[name]())
+    assert wave_numbers(plan) == waves
+    numbers = engine_waves(plan)
+    if plan["kv_pool"]:
+        assert (numbers["pool"], numbers["decode"], numbers["prefill"], numbers["proxy"]) == (0, 1, 2, 3)

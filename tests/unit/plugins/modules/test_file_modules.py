@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plan_files and config_files: write what differs, nothing in check mode, nothing twice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.llmops.inference.plugins.modules import config_files, plan_files
+
+
+def _run(capsys, module, args):
+    with patch_module_args(args), pytest.raises(SystemExit) as exit_info:
+        module.main()
+    return exit_info.value.code, json.loads(capsys.readouterr().out)
+
+
+SPECS = [{"name": "vllm-decode-dp0", "host": "d0", "wave": 0}, {"name": "pd-proxy", "host": "p0", "wave": 1}]
+
+
+def test_plan_files_writes_each_spec_once_and_check_mode_writes_nothing(capsys, tmp_path):
+    code, result = _run(capsys, plan_files, {"dest": str(tmp_path), "specs": SPECS, "_ansible_check_mode": True})
+    assert code == 0 and result["changed"] and not list(tmp_path.iterdir())
+    code, result = _run(capsys, plan_files, {"dest": str(tmp_path), "specs": SPECS})
+    assert sorted(result["written"]) == [str(tmp_path / "d0" / "vllm-decode-dp0.json"), str(tmp_path / "p0" / "pd-proxy.json")]
+    assert json.loads((tmp_path / "p0" / "pd-proxy.json").read_text()) == SPECS[1]
+    code, result = _run(capsys, plan_files, {"dest": str(tmp_path), "specs": SPECS})
+    assert result["changed"] is False
+
+
+def test_plan_files_refuses_a_spec_that_would_escape_the_plan_directory(capsys, tmp_path):
+    code, result = _run(capsys, plan_files, {"dest": str(tmp_path), "specs": [{"name": "x", "host": "../etc"}]})
+    assert code == 1 and "no usable host" in result["msg"]
+
+
+def test_config_files_reports_and_diffs_what_it_changes(capsys, tmp_path):
+    path = tmp_path / "mooncake" / "mooncake.json"
+    code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}, "_ansible_check_mode": True, "_ansible_diff": True})
+    assert result["changed_files"] == [str(path)] and not path.exists()
+    assert result["diff"] == [{"before_header": str(path), "after_header": str(path), "before": "", "after": "{}\n"}]
+    _run(capsys, config_files, {"files": {str(path): "{}\n"}})
+    assert path.read_text() == "{}\n" and oct(path.stat().st_mode & 0o777) == "0o644"
+    code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}})
+    assert result["changed"] is False and result["changed_files"] == []
+
+
+def test_config_files_refuses_relative_paths(capsys):
+    code, result = _run(capsys, config_files, {"files": {"etc/x.conf": "x"}})
+    assert code == 1 and "not absolute" in result["msg"]

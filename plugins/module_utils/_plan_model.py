@@ -11,6 +11,7 @@ cluster-wide values come from ``vllm_engine_*`` group vars, DP group settings fr
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import typing as t
 
 # Devices per node and how the runtime is told which of them a process may use.
@@ -32,6 +33,31 @@ NIC_ENV = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
 class InputError(ValueError):
     """The description is not even well-formed (wrong type, unknown choice)."""
+
+
+GROUP_KEYS = ("dp_size", "tp_size", "launch", "dp_rpc_port", "dp_address", "api_port", "kv_port", "kv_role",
+              "engine_id_template", "lookup_rpc_port_base", "hccl_port_range", "memcache_dp_init_barrier",
+              "consumer_is_to_load", "consumer_is_to_put", "set_visible_devices")
+HCCL_RANGE_KEYS = ("base", "stride", "size")
+# MooncakeConnectorV2's kv_connector_extra_config: the keys the seeds use. The connector reads more
+# across versions, so other keys pass unless they look like a misspelling of one of these.
+MOONCAKE_EXTRA_KEYS = ("prefill", "decode", "use_ascend_direct")
+MOONCAKE_TOPOLOGY_KEYS = ("dp_size", "tp_size")
+
+
+def unknown_keys(raw, known, variable, strict=True):
+    """[(variable.key, message, fix)] for each key of raw that is not known. Not strict: only keys
+    that look like a misspelt known key (an open schema, such as a connector's extra config)."""
+    found = []
+    for key in raw:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75 if strict else 0.8)
+        if not strict and not close:
+            continue
+        fix = ("rename it to %s" % close[0]) if close else "remove it"
+        found.append(("%s.%s" % (variable, key), "unknown key (known: %s)" % ", ".join(known), fix))
+    return found
 
 
 def _require(mapping, key, where, kind=None):
@@ -162,16 +188,20 @@ class Cluster:
         return starts
 
 
-def parse_group(role, raw):
+def parse_group(role, raw, unknown=None):
     where = "vllm_engine_groups.%s" % role
     if not isinstance(raw, dict):
         raise InputError("%s must be a mapping" % where)
+    if unknown is not None:
+        unknown += unknown_keys(raw, GROUP_KEYS, where)
     hccl = raw.get("hccl_port_range")
     hccl_range = None
     if hccl is not None:
         if not isinstance(hccl, dict):
             raise InputError("%s: hccl_port_range must be a mapping of base, stride, size" % where)
         hwhere = where + ".hccl_port_range"
+        if unknown is not None:
+            unknown += unknown_keys(hccl, HCCL_RANGE_KEYS, hwhere)
         hccl_range = HcclPortRange(
             base=_require(hccl, "base", hwhere, int),
             stride=_optional(hccl, "stride", hwhere, int, 100),
@@ -251,8 +281,20 @@ def parse_service(raw):
     return Service(name=_require(raw, "name", where, str), host=_require(raw, "host", where, str), ports=tuple(ports))
 
 
-def parse_cluster(raw):
-    """Turn the module's ``cluster`` argument into a Cluster, or raise InputError."""
+def mooncake_extra_unknown(extra):
+    variable = "vllm_engine_mooncake_extra_config"
+    found = unknown_keys(extra, MOONCAKE_EXTRA_KEYS, variable, strict=False)
+    for role in ("prefill", "decode"):
+        if isinstance(extra.get(role), dict):
+            found += unknown_keys(extra[role], MOONCAKE_TOPOLOGY_KEYS, "%s.%s" % (variable, role))
+    return found
+
+
+def parse_cluster(raw, unknown=None):
+    """Turn the module's ``cluster`` argument into a Cluster, or raise InputError.
+
+    Keys the collection does not know are appended to ``unknown`` as (variable, message, fix).
+    """
     if not isinstance(raw, dict):
         raise InputError("cluster must be a mapping")
     where = "cluster"
@@ -261,8 +303,13 @@ def parse_cluster(raw):
     groups_raw = _require(raw, "groups", where, dict)
     groups = {}
     for role, group in groups_raw.items():
+        if role not in ROLES and unknown is not None:
+            unknown += unknown_keys({role: None}, ROLES, "vllm_engine_groups")
+            continue
         _choice(role, ROLES, "vllm_engine_groups", "key")
-        groups[role] = parse_group(role, group)
+        groups[role] = parse_group(role, group, unknown)
+    if unknown is not None and isinstance(raw.get("mooncake_extra_config"), dict):
+        unknown += mooncake_extra_unknown(raw["mooncake_extra_config"])
     ucm = raw.get("ucm") or {}
     network_env = tuple(raw.get("network_env") or ())
     for var in network_env:

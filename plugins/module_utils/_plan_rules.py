@@ -9,11 +9,13 @@ ranks (ports, ids). Each returns a list of Problem, empty when the cluster is so
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import string
 
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import EXPECTED_KV_ROLE
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import unknown_keys
 
 # Mooncake's AscendDirectTransport picks random ports in [20000, 20000 + npus * 1000).
 ASCEND_DIRECT_BASE = 20000
@@ -23,6 +25,12 @@ UCM_PIPELINES = (
     "Mooncake", "Mooncake|Posix", "Dram",
 )
 UCM_IO_ENGINES = ("psync", "aio")
+# UCM's YAML (shared REFERENCE): newer versions add keys, so only near-misses of these are refused.
+UCM_TOP_KEYS = ("ucm_connectors", "enable_event_sync", "use_layerwise", "enable_record_traces", "use_lite",
+                "persist_token_threshold", "enable_metrics", "metrics_config_path", "hit_ratio", "timeout_ms")
+UCM_CONNECTOR_KEYS = ("ucm_connector_name", "ucm_connector_config")
+UCM_STORE_KEYS = ("store_pipeline", "storage_backends", "io_direct", "posix_io_engine", "cache_buffer_capacity_gb",
+                  "posix_capacity_gb", "posix_gc_trigger_threshold_ratio", "use_gdr")
 SIZE_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 GIB = 1 << 30
 
@@ -45,14 +53,58 @@ def structure_problems(cluster):
     if problems:
         return problems
     problems += _rank_problems(cluster)
+    problems += _shared_machine_problems(cluster)
     problems += _connector_problems(cluster)
     problems += _pool_problems(cluster)
     problems += _ucm_problems(cluster)
     return problems
 
 
-def _node_group_problems(cluster):
+def _identity_problems(cluster):
+    """Each node needs a real address (it becomes HCCL_IF_IP, VLLM_HOST_IP, the DP address) and,
+    when the network env names interfaces, its NIC."""
     problems = []
+    c = cluster.name
+    wants_nic = [var for var in cluster.network_env if var not in ("HCCL_IF_IP", "VLLM_HOST_IP")]
+    for node in cluster.nodes:
+        try:
+            ipaddress.ip_address(node.address)
+        except ValueError:
+            problems.append(Problem(
+                c, "ansible_host", "address %r is not an IP address; it becomes HCCL_IF_IP, VLLM_HOST_IP and the DP address "
+                "(a host without ansible_host gets its inventory name)" % node.address,
+                "set ansible_host (or vllm_engine_node_ip) to the address the other nodes reach this host on", host=node.host))
+        if wants_nic and not node.nic:
+            problems.append(Problem(
+                c, "vllm_engine_nic", "%s need the name of the NIC that carries %s, and none is set" % (", ".join(wants_nic), node.address),
+                "set vllm_engine_nic for this host (the seeds' nic_name)", host=node.host))
+    return problems
+
+
+def _shared_machine_problems(cluster):
+    """Hosts with one address are one machine (P and D on one A3, say): their devices must not overlap."""
+    problems = []
+    by_address = {}
+    for node in cluster.nodes:
+        group = cluster.groups.get(node.role)
+        if group is not None:
+            first = node.device_offset
+            by_address.setdefault(node.address, []).append((node, first, first + node.local_ranks * group.tp_size - 1))
+    for address, nodes in by_address.items():
+        for index, (node, low, high) in enumerate(nodes):
+            for other, other_low, other_high in nodes[:index]:
+                if low <= other_high and other_low <= high:
+                    problems.append(Problem(
+                        cluster.name, "vllm_engine_device_offset",
+                        "devices %d-%d overlap devices %d-%d of host %s, which has the same address %s (one machine)"
+                        % (low, high, other_low, other_high, other.host, address),
+                        "give each host its own ansible_host, or, if they are one machine, set vllm_engine_device_offset "
+                        "so their devices do not overlap", host=node.host))
+    return problems
+
+
+def _node_group_problems(cluster):
+    problems = _identity_problems(cluster)
     c = cluster.name
     seen = set()
     for node in cluster.nodes:
@@ -276,6 +328,22 @@ def _ucm_problems(cluster):
     return problems
 
 
+def ucm_config_unknown(cluster):
+    """Misspelt keys of the UCM YAML (ucm_cache_config): UCM ignores what it does not read."""
+    if cluster.connector != "ucm" or not isinstance(cluster.ucm_config, dict):
+        return []
+    config = cluster.ucm_config
+    found = unknown_keys(config, UCM_TOP_KEYS, "ucm_cache_config", strict=False)
+    connectors = config.get("ucm_connectors")
+    if isinstance(connectors, list) and connectors and isinstance(connectors[0], dict):
+        where = "ucm_cache_config.ucm_connectors[0]"
+        found += unknown_keys(connectors[0], UCM_CONNECTOR_KEYS, where)
+        store = connectors[0].get("ucm_connector_config")
+        if isinstance(store, dict):
+            found += unknown_keys(store, UCM_STORE_KEYS, where + ".ucm_connector_config", strict=False)
+    return [Problem(cluster.name, variable, message, fix) for variable, message, fix in found]
+
+
 def bound_ports(cluster, ranks, processes):
     """Every (host, space, low, high, owner, variable) a process will bind; NPU ports are their own space."""
     entries = []
@@ -312,19 +380,22 @@ def bound_ports(cluster, ranks, processes):
 
 
 def port_collisions(cluster, entries):
-    """Overlapping intervals on one host and space, found by a sweep (fast for thousands of ranks)."""
+    """Overlapping intervals on one machine and space, found by a sweep (fast for thousands of ranks).
+    Hosts with the same address are one machine: their ports are checked together."""
     problems = []
+    address = {node.host: node.address for node in cluster.nodes}
     by_space = {}
     for entry in entries:
-        by_space.setdefault((entry[0], entry[1]), []).append(entry)
-    for (host, _space), items in sorted(by_space.items()):
+        by_space.setdefault((address.get(entry[0], entry[0]), entry[1]), []).append(entry)
+    for (_machine, _space), items in sorted(by_space.items()):
         items.sort(key=lambda e: (e[2], e[3]))
         widest = None
         for item in items:
             if widest is not None and item[2] <= widest[3]:
+                owner = widest[4] if widest[0] == item[0] else "%s of host %s" % (widest[4], widest[0])
                 problems.append(Problem(
-                    cluster.name, item[5], "%s (%s) overlaps %s (%s)" % (item[4], _span(item), widest[4], _span(widest)),
-                    "move one of them; also check %s" % widest[5], host=host))
+                    cluster.name, item[5], "%s (%s) overlaps %s (%s)" % (item[4], _span(item), owner, _span(widest)),
+                    "move one of them; also check %s" % widest[5], host=item[0]))
             if widest is None or item[3] > widest[3]:
                 widest = item
     return problems

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils import _plan_rules as rules
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import parse_cluster
 
 # Order in which roles are planned and listed; the start order is start_waves().
@@ -200,5 +200,14 @@ def build_plan(cluster):
 
 
 def plan_cluster(raw):
-    """Parse a plain-dict cluster description and return its plan (see build_plan)."""
-    return build_plan(parse_cluster(raw))
+    """Parse a plain-dict cluster description and return its plan (see build_plan).
+
+    Unknown keys (a misspelt group field, say) are reported with every other structural problem.
+    """
+    unknown = []
+    cluster = parse_cluster(raw, unknown)
+    problems = [Problem(cluster.name, variable, message, fix) for variable, message, fix in unknown]
+    problems += rules.ucm_config_unknown(cluster)
+    if problems:
+        raise PlanError(problems + rules.structure_problems(cluster))
+    return build_plan(cluster)

@@ -25,9 +25,15 @@ def broken_lab(tmp_path, cluster, group_vars=None, host_vars=None):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     hosts = yaml.safe_load((lab / "hosts.yml").read_text())
     for host, values in (host_vars or {}).items():
-        hosts["all"]["children"][cluster]["hosts"][host].update(values)
+        entry = hosts["all"]["children"][cluster]["hosts"].setdefault(host, {})
+        entry.update(values)
+        for key in [k for k, v in entry.items() if v is DELETE]:
+            del entry[key]
     (lab / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
     return lab
+
+
+DELETE = object()  # a host var removed from the copy
 
 
 def set_in(path, value):
@@ -86,6 +92,31 @@ CASES = [
      "cluster single_a5: vllm_engine_image ('') and vllm_engine_model ('Eco-Tech/GLM-5.3-Flash-w8a8-mxfp8') must both be set"),
     ("malformed-size", "pd_a2", set_in(["vllm_engine_groups", "decode", "tp_size"], "two"), None,
      "The cluster description is malformed: vllm_engine_groups.decode: tp_size must be int"),
+    # issue 10: unknown keys and variables are named, with the closest known name
+    ("misspelt-group-key", "pd_a2", set_in(["vllm_engine_groups", "decode", "kv_prot"], 30100), None,
+     "cluster pd_a2: vllm_engine_groups.decode.kv_prot: unknown key (known: dp_size, tp_size,"),
+    ("misspelt-extra-config", "pd_a2", set_in(["vllm_engine_mooncake_extra_config", "use_ascend_drect"], True), None,
+     "vllm_engine_mooncake_extra_config.use_ascend_drect: unknown key (known: prefill, decode, use_ascend_direct). "
+     "Fix: rename it to use_ascend_direct."),
+    ("sounds-right-variable", "single_a3", set_in(["vllm_engine_tensor_parallel_size"], 16), None,
+     "vllm_engine_tensor_parallel_size is no variable of the collection (set on single_a3_node). "
+     "Fix: set vllm_engine_groups.<role>.tp_size instead."),
+    ("misspelt-variable", "pd_pool_a2", None, {"pd_pool_a2_p0": {"mooncake_master_segment_sizes": {"prefill": "8GB"}}},
+     "mooncake_master_segment_sizes is no variable of the collection (set on pd_pool_a2_p0). "
+     "Fix: did you mean mooncake_master_segment_size? Otherwise remove it."),
+    ("no-ansible-host", "pd_a2", None, {"pd_a2_d1": {"ansible_host": DELETE}},
+     "cluster pd_a2, host pd_a2_d1: ansible_host: address 'pd_a2_d1' is not an IP address"),
+    ("missing-nic", "dp_a2", None, {"dp_a2_node1": {"vllm_engine_nic": DELETE}},
+     "cluster dp_a2, host dp_a2_node1: vllm_engine_nic: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, HCCL_SOCKET_IFNAME need the name"),
+    ("same-address-overlapping-devices", "pd_a3", None, {"pd_a3_decode": {"ansible_host": "192.0.2.31"}},
+     "host pd_a3_decode: vllm_engine_device_offset: devices 0-15 overlap devices 0-15 of host pd_a3_prefill, which has the "
+     "same address 192.0.2.31 (one machine)"),
+    ("placeholder-left", "pd_a2", set_in(["vllm_engine_model"], "<YOUR_MODEL_PATH>"), {"pd_a2_p1": {"ansible_host": "<PREFILL_NODE1_IP>"}},
+     "ansible_host still holds the guide's placeholder <PREFILL_NODE1_IP> (on pd_a2_p1). Fix: replace it with this "
+     "cluster's real value. vllm_engine_model still holds the guide's placeholder <YOUR_MODEL_PATH> (on pd_a2_p0, pd_a2_p1, "
+     "pd_a2_d0, pd_a2_d1)."),
+    ("removed-variable", "dp_a2", set_in(["vllm_engine_ready_timeout"], 60), None,
+     "vllm_engine_ready_timeout was removed (set on dp_a2_node0, dp_a2_node1). Fix: use container_launch_ready_timeout"),
 ]
 
 
@@ -96,6 +127,57 @@ def test_broken_inventory_fails_before_any_host(tmp_path, case, cluster, group_v
     assert result.returncode != 0, case
     assert message in result.output, result.output[-3000:]
     assert "TRIPWIRE" not in result.output
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "llmops_cluster is not set. Fix: add -e llmops_cluster=<the inventory group of the cluster> (groups with hosts here: "
+         "dp_a2, pd_a2, pd_a3, pd_pool_a2, pd_pool_a3, single_a3, single_a5, ucm_a2, ucm_h100)."),
+    (["-e", "llmops_cluster=pd_a9"], 'llmops_cluster is "pd_a9", which is no group of this inventory.'),
+])
+def test_teardown_names_the_cluster_groups_when_the_cluster_is_missing(extra, message):
+    result = run_playbook("teardown.yml", LAB, "-i", str(NO_CONNECT), *extra, check=False)
+    assert result.returncode != 0
+    assert message in " ".join(result.output.split())
+    assert "TRIPWIRE" not in result.output
+
+
+def _one_a3_machine(data):
+    """1P1D on one 16-NPU A3: prefill DP1/TP8 on NPUs 0-7, decode DP4/TP2 on 8-15, own ports."""
+    data["vllm_engine_groups"]["prefill"]["dp_size"] = 1
+    data["vllm_engine_groups"]["decode"].update(dp_size=4, api_port=9950, kv_port=40100, dp_rpc_port=12400)
+
+
+def _third_decode_node(data):
+    data["vllm_engine_groups"]["decode"]["dp_size"] = 12
+    data["vllm_engine_mooncake_extra_config"]["decode"]["dp_size"] = 12
+
+
+def _other_port_bases(data):
+    data["vllm_engine_groups"]["prefill"].update(api_port=18081, kv_port=41000, dp_rpc_port=13321)
+    data["vllm_engine_groups"]["decode"].update(api_port=18900, kv_port=42000, hccl_port_range={"base": 50000, "stride": 50, "size": 50})
+    data["pd_proxy_port"] = 18000
+
+
+@pytest.mark.parametrize("case,cluster,group_vars,host_vars,expect", [
+    ("p-and-d-on-one-machine", "pd_a3", _one_a3_machine,
+     {"pd_a3_prefill": {"vllm_engine_local_ranks": 1},
+      "pd_a3_decode": {"ansible_host": "192.0.2.31", "vllm_engine_local_ranks": 4, "vllm_engine_device_offset": 8}},
+     ("pd_a3_decode", "vllm-ascend-decode-dp3", "ASCEND_RT_VISIBLE_DEVICES", "14,15")),
+    ("more-decode-nodes", "pd_a2", _third_decode_node,
+     {"pd_a2_d2": {"ansible_host": "192.0.2.45", "vllm_engine_nic": "eth0", "vllm_engine_role": "decode",
+                   "vllm_engine_local_ranks": 4, "vllm_engine_rank_start": 8}},
+     ("pd_a2_d2", "vllm-ascend-decode-dp11", "ASCEND_RT_VISIBLE_DEVICES", "6,7")),
+    ("other-port-bases", "pd_a2", _other_port_bases, None,
+     ("pd_a2_d1", "vllm-ascend-decode-dp7", "HCCL_HOST_SOCKET_PORT_RANGE", "50350-50399")),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_valid_variants_keep_planning(tmp_path, case, cluster, group_vars, host_vars, expect):
+    lab = broken_lab(tmp_path, cluster, group_vars, host_vars)
+    plan_dir = tmp_path / "plan"
+    result = run_playbook(cluster + ".yml", lab, "-i", str(NO_CONNECT), "-e", "llmops_plan_dir=%s" % plan_dir, check=False)
+    assert result.returncode == 0, (case, result.output[-3000:])
+    host, name, variable, value = expect
+    spec = yaml.safe_load((plan_dir / host / (name + ".json")).read_text())
+    assert spec["env"][variable] == value
 
 
 def test_playbook_refuses_an_inventory_of_another_kind():

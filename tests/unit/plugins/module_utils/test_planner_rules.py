@@ -81,9 +81,7 @@ def test_headless_ranks_have_no_api():
 def test_colliding_api_ports_on_one_host():
     cluster = seeds.pd_a3()
     cluster["groups"]["decode"]["api_port"] = 9081
-    cluster["nodes"][1]["host"] = "pd_a3_prefill2"
-    cluster["nodes"][1]["address"] = "192.0.2.31"
-    plan_cluster(cluster)  # another host: no collision
+    plan_cluster(cluster)  # decode on another machine: no collision
     cluster = seeds.pd_a3()
     cluster["services"][0]["ports"] = [9082]
     assert _single_problem(cluster) == (
@@ -287,3 +285,66 @@ def test_malformed_input(mutate, text):
     with pytest.raises(InputError, match=None) as err:
         plan_cluster(cluster)
     assert text in str(err.value)
+
+
+def test_unknown_keys_are_named_with_the_closest_known_one_all_at_once():
+    cluster = seeds.pd_a2()
+    cluster["groups"]["decode"]["tp_szie"] = 2
+    cluster["groups"]["decode"]["hccl_port_range"]["strid"] = 10
+    cluster["groups"]["decoder"] = {"dp_size": 1, "tp_size": 1}
+    cluster["mooncake_extra_config"]["use_ascend_drect"] = True
+    cluster["mooncake_extra_config"]["a_newer_connector_option"] = 1  # open schema: not a misspelling, kept
+    with pytest.raises(PlanError) as err:
+        plan_cluster(cluster)
+    lines = str(err.value).splitlines()
+    assert any(line.startswith("cluster pd_a2: vllm_engine_groups.decode.tp_szie: unknown key (known: dp_size, tp_size,")
+               and line.endswith("Fix: rename it to tp_size.") for line in lines)
+    assert any(line.startswith("cluster pd_a2: vllm_engine_groups.decode.hccl_port_range.strid: unknown key (known: base, "
+                               "stride, size). Fix: rename it to stride.") for line in lines)
+    assert any(line.startswith("cluster pd_a2: vllm_engine_groups.decoder: unknown key (known: prefill, decode, colocated). "
+                               "Fix: rename it to decode.") for line in lines)
+    assert any("vllm_engine_mooncake_extra_config.use_ascend_drect" in line and line.endswith("rename it to use_ascend_direct.")
+               for line in lines)
+    assert not any("a_newer_connector_option" in line for line in lines)
+
+
+def test_misspelt_ucm_keys_are_refused():
+    cluster = seeds.ucm_a2()
+    cluster["ucm"]["config"]["ucm_connectors"][0]["ucm_connector_config"]["storage_backend"] = "/data/ucm/cache"
+    with pytest.raises(PlanError, match=r"ucm_cache_config.ucm_connectors\[0\].ucm_connector_config.storage_backend: unknown key "
+                                        r".*Fix: rename it to storage_backends"):
+        plan_cluster(cluster)
+
+
+def test_hosts_with_one_address_are_one_machine():
+    """P and D on one A3 (issue 10): allowed, with their devices and ports checked together."""
+    cluster = seeds.pd_a3()
+    cluster["nodes"][1]["address"] = cluster["nodes"][0]["address"]  # decode on the prefill's machine
+    problems = _problems(cluster)
+    assert ("cluster pd_a3, host pd_a3_decode: vllm_engine_device_offset: devices 0-15 overlap devices 0-15 of host "
+            "pd_a3_prefill, which has the same address 192.0.2.31 (one machine). Fix: give each host its own ansible_host, "
+            "or, if they are one machine, set vllm_engine_device_offset so their devices do not overlap.") in problems
+    # made to fit: 1P1D on one 16-NPU machine, prefill DP1/TP8 on NPUs 0-7, decode DP4/TP2 on 8-15, other ports
+    cluster = seeds.pd_a3()
+    cluster["groups"]["prefill"]["dp_size"] = 1
+    cluster["groups"]["decode"].update(dp_size=4, api_port=9950, kv_port=40100, dp_rpc_port=12400)
+    cluster["nodes"][0]["local_ranks"] = 1
+    cluster["nodes"][1].update(address=cluster["nodes"][0]["address"], local_ranks=4, device_offset=8)
+    plan = plan_cluster(cluster)
+    assert [p["devices"] for p in plan["processes"] if p["role"] == "decode"] == [[8, 9], [10, 11], [12, 13], [14, 15]]
+    # ... where a port both use is one collision, named with the other host
+    cluster["groups"]["decode"]["api_port"] = 9081
+    assert any("API (9081) overlaps decode rank 0 API of host pd_a3_decode (9081)" in p
+               or "API (9081) overlaps prefill rank 0 API of host pd_a3_prefill (9081)" in p for p in _problems(cluster))
+
+
+def test_a_host_needs_an_ip_address_and_its_nic():
+    cluster = seeds.pd_a2()
+    cluster["nodes"][0]["address"] = "pd_a2_p0"  # no ansible_host: the inventory name
+    cluster["nodes"][2]["nic"] = None
+    problems = _problems(cluster)
+    assert ("cluster pd_a2, host pd_a2_p0: ansible_host: address 'pd_a2_p0' is not an IP address; it becomes HCCL_IF_IP, "
+            "VLLM_HOST_IP and the DP address (a host without ansible_host gets its inventory name). Fix: set ansible_host "
+            "(or vllm_engine_node_ip) to the address the other nodes reach this host on.") in problems
+    assert any(p.startswith("cluster pd_a2, host pd_a2_d0: vllm_engine_nic: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, "
+                            "HCCL_SOCKET_IFNAME need the name of the NIC that carries 192.0.2.43, and none is set") for p in problems)

@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Checks of the inventory's variables themselves, before anything is planned."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+name: inventory_problems
+short_description: The collection's variables a cluster's inventory gets wrong
+version_added: 0.2.0
+description:
+  - "Looks at every variable of the cluster's hosts that looks like the collection's (C(vllm_engine_*),
+    C(ucm_cache_*), C(memcache_pool_*), C(mooncake_master_*), C(pd_proxy_*), C(ascend_driver_*),
+    C(container_launch_*), C(llmops_*)) and returns one message per problem, naming the variable,
+    the hosts and the fix:"
+  - A variable no role or switch of the collection reads (a typo, or a name that sounds right), with
+    the closest known name.
+  - A removed variable, with what replaced it.
+  - A value still holding a placeholder of the vendor guides (C(<YOUR_MODEL_PATH>), C(<PREFILL_NODE0_IP>),
+    C(<NETWORK_INTERFACE>)), in the collection's variables or C(ansible_host).
+  - A cluster-wide variable set differently on some hosts. The plan is composed once, from the first
+    host's view; only the per-node variables of the C(vllm_engine) role's C(node) entry point may differ.
+  - The known variables are the options of every role's C(meta/argument_specs.yml) and the
+    collection's switches (C(llmops_cluster), C(llmops_plan_dir), C(llmops_purge), C(llmops_kv_pool_backend)).
+options:
+  _input:
+    description: C(hostvars).
+    type: dict
+    required: true
+  hosts:
+    description: The hosts of the cluster.
+    type: list
+    elements: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Check the cluster's variables
+  ansible.builtin.assert:
+    that: hostvars | llmops.inference.inventory_problems(groups['pd_a2']) | length == 0
+"""
+
+RETURN = r"""
+_value:
+  description: One message per problem, naming the variable, the hosts and the fix.
+  type: list
+  elements: str
+"""
+
+import difflib
+import pathlib
+import re
+
+import yaml
+
+PREFIXES = ("vllm_engine_", "ucm_cache_", "memcache_pool_", "mooncake_master_", "pd_proxy_", "ascend_driver_",
+            "container_launch_", "llmops_")
+ROLES = pathlib.Path(__file__).resolve().parents[2] / "roles"
+# The collection's switches (extra vars or group vars), documented in the README.
+SWITCHES = {
+    "llmops_cluster": "the inventory group of the cluster a playbook acts on",
+    "llmops_plan_dir": "plan mode: write the launch specs there and start nothing",
+    "llmops_purge": "teardown also removes the rendered config files",
+    "llmops_kv_pool_backend": "the KV pool of a 5.4 deployment: mooncake or memcache",
+    "llmops_expect": "set by each seed playbook: the hardware, connector and pool it deploys",
+}
+# Facts the playbooks set on each host (different by design, never set by an operator).
+PER_HOST_FACTS = ("vllm_engine_node",)
+# kubespray's "fail if removed variables are used": old name -> what replaced it.
+REMOVED = {
+    "vllm_engine_ready_timeout": "container_launch_ready_timeout (seconds to wait for each start wave)",
+}
+
+
+# Names that sound right but are set elsewhere: a part of the unknown name -> where it belongs.
+SOUNDS_RIGHT = (
+    (("tensor_parallel", "tp_size"), "vllm_engine_groups.<role>.tp_size"),
+    (("data_parallel", "dp_size"), "vllm_engine_groups.<role>.dp_size"),
+    (("kv_port",), "vllm_engine_groups.<role>.kv_port"),
+    (("visible_devices", "devices_list"), "nothing: the plan gives each rank its devices (vllm_engine_groups.<role>.tp_size, "
+                                           "vllm_engine_local_ranks, vllm_engine_device_offset)"),
+    (("served_model", "max_model_len", "gpu_memory", "max_num_seqs"), "vllm_engine_args (or vllm_engine_role_args) as a vllm serve flag"),
+)
+
+
+# The guides' placeholders: <YOUR_MODEL_PATH>, <PREFILL_NODE0_IP>, <dp_rank>, <port>, ...
+PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_]*>")
+
+
+def _placeholders(value):
+    if isinstance(value, str):
+        return PLACEHOLDER.findall(value)
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _placeholders(key) + _placeholders(item)]
+    if isinstance(value, (list, tuple)):
+        return [p for item in value for p in _placeholders(item)]
+    return []
+
+
+def placeholders_left(settings_by_host):
+    """One message per variable whose value still holds a guide placeholder."""
+    found = {}
+    for host, settings in settings_by_host.items():
+        for name, value in settings.items():
+            left = _placeholders(value)
+            if left:
+                found.setdefault((name, tuple(sorted(set(left)))), []).append(host)
+    return ["%s still holds the guide's placeholder %s (on %s). Fix: replace it with this cluster's real value."
+            % (name, ", ".join(left), ", ".join(hosts)) for (name, left), hosts in sorted(found.items())]
+
+
+def role_variables():
+    """{variable: entry points} over every role's argument specs."""
+    found = {}
+    for spec_file in sorted(ROLES.glob("*/meta/argument_specs.yml")):
+        specs = yaml.safe_load(spec_file.read_text(encoding="utf-8"))["argument_specs"]
+        for entry, spec in specs.items():
+            for name in spec.get("options") or {}:
+                found.setdefault(name, []).append("%s:%s" % (spec_file.parents[1].name, entry))
+    return found
+
+
+def host_level_settings():
+    spec_file = ROLES / "vllm_engine" / "meta" / "argument_specs.yml"
+    specs = yaml.safe_load(spec_file.read_text(encoding="utf-8"))["argument_specs"]
+    return tuple(specs["node"]["options"])
+
+
+def _show(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def unknown_variables(settings_by_host, known):
+    problems = []
+    hosts_by_name = {}
+    for host, settings in settings_by_host.items():
+        for name in settings:
+            hosts_by_name.setdefault(name, []).append(host)
+    for name, hosts in sorted(hosts_by_name.items()):
+        if not name.startswith(PREFIXES) or name in known or name in PER_HOST_FACTS:
+            continue
+        where = "set on %s" % ", ".join(hosts)
+        if name in REMOVED:
+            problems.append("%s was removed (%s). Fix: use %s." % (name, where, REMOVED[name]))
+            continue
+        belongs = [place for parts, place in SOUNDS_RIGHT if any(part in name for part in parts)]
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        if belongs:
+            fix = "set %s instead" % belongs[0]
+        elif close:
+            fix = "did you mean %s? Otherwise remove it" % close[0]
+        else:
+            fix = "remove it; the collection's variables are listed by ansible-doc -t role llmops.inference.<role>"
+        problems.append("%s is no variable of the collection (%s). Fix: %s." % (name, where, fix))
+    return problems
+
+
+def conflicts(settings_by_host, host_level):
+    """settings_by_host: {host: {variable: value}} of the collection's variables the inventory sets."""
+    problems = []
+    names = sorted({name for settings in settings_by_host.values() for name in settings})
+    for name in names:
+        if name in host_level or name in PER_HOST_FACTS or not name.startswith(PREFIXES):
+            continue
+        hosts_by_value = {}
+        for host, settings in settings_by_host.items():
+            key = repr(settings.get(name, "<not set>"))
+            hosts_by_value.setdefault(key, (settings.get(name, "<not set>"), []))[1].append(host)
+        if len(hosts_by_value) > 1:
+            parts = ["%s on %s" % (_show(value), ", ".join(hosts)) for value, hosts in hosts_by_value.values()]
+            problems.append("%s differs between hosts (%s). Fix: set it once for the cluster (its group_vars), not per host; "
+                            "only these may differ per host: %s." % (name, "; ".join(parts), ", ".join(host_level)))
+    return problems
+
+
+def inventory_problems(hostvars, hosts):
+    settings = {}
+    for host in hosts:
+        values = hostvars[host]
+        settings[host] = {name: values[name] for name in list(values.keys())
+                          if name.startswith(PREFIXES) or name == "ansible_host"}
+    known = set(role_variables()) | set(SWITCHES)
+    ours = {host: {k: v for k, v in found.items() if k != "ansible_host"} for host, found in settings.items()}
+    return (unknown_variables(ours, known) + placeholders_left(settings)
+            + conflicts(ours, host_level_settings()))
+
+
+class FilterModule:
+    def filters(self):
+        return {"inventory_problems": inventory_problems}

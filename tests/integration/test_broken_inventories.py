@@ -115,6 +115,11 @@ CASES = [
      "ansible_host still holds the guide's placeholder <PREFILL_NODE1_IP> (on pd_a2_p1). Fix: replace it with this "
      "cluster's real value. vllm_engine_model still holds the guide's placeholder <YOUR_MODEL_PATH> (on pd_a2_p0, pd_a2_p1, "
      "pd_a2_d0, pd_a2_d1)."),
+    ("profile-for-other-hardware", "single_a3", set_in(["ascend_driver_profile"], "a2"), None,
+     "cluster single_a3: ascend_driver_profile a2 is for a2 hardware, but vllm_engine_hardware is a3 (its devices and "
+     "mounts do not fit). Fix: leave ascend_driver_profile empty (it follows vllm_engine_hardware) or use one of a3."),
+    ("a2-profile-on-h100", "ucm_h100", set_in(["ascend_driver_profile"], "a2_ucm"), None,
+     "ascend_driver_profile a2_ucm is for a2 hardware, but vllm_engine_hardware is h100"),
     ("removed-variable", "dp_a2", set_in(["vllm_engine_ready_timeout"], 60), None,
      "vllm_engine_ready_timeout was removed (set on dp_a2_node0, dp_a2_node1). Fix: use container_launch_ready_timeout"),
 ]
@@ -125,7 +130,7 @@ def test_broken_inventory_fails_before_any_host(tmp_path, case, cluster, group_v
     lab = broken_lab(tmp_path, cluster, group_vars, host_vars)
     result = run_playbook(cluster + ".yml", lab, "-i", str(NO_CONNECT), check=False)  # deploy mode
     assert result.returncode != 0, case
-    assert message in result.output, result.output[-3000:]
+    assert message in " ".join(result.output.split()), result.output[-3000:]  # long messages are folded
     assert "TRIPWIRE" not in result.output
 
 

@@ -44,6 +44,15 @@ def plan_address(plan, host):
     raise ValueError("host %s runs no engine in cluster %s" % (host, plan["cluster"]))
 
 
+def inventory_host(value, nodes):
+    """The inventory host a service setting names: a host, or the address of one (else unchanged,
+    for the planner to refuse with the hosts there are)."""
+    hosts = [node["host"] for node in nodes]
+    if value in hosts:
+        return value
+    return next((node["host"] for node in nodes if node["address"] == value), value)
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -59,4 +68,5 @@ class FilterModule:
             "pd_proxy_command": pd_proxy_command,
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,
+            "inventory_host": inventory_host,
         }

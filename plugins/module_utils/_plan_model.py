@@ -152,6 +152,8 @@ class Service:
     name: str
     host: str
     ports: t.Tuple[int, ...]
+    variables: t.Tuple[str, ...] = ()  # the variable setting each port, for messages
+    host_variable: t.Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,6 +167,8 @@ class Cluster:
     ucm_config: t.Optional[t.Dict[str, t.Any]]
     pool: t.Optional[Pool]
     network_env: t.Tuple[str, ...]
+    env: t.Dict[str, t.Any]
+    role_env: t.Dict[str, t.Dict[str, t.Any]]
     groups: t.Dict[str, Group]
     nodes: t.Tuple[Node, ...]
     services: t.Tuple[Service, ...]
@@ -278,7 +282,9 @@ def parse_service(raw):
     for port in ports:
         if not _is_kind(port, int):
             raise InputError("service %s: ports must be integers, got %r" % (raw.get("name"), port))
-    return Service(name=_require(raw, "name", where, str), host=_require(raw, "host", where, str), ports=tuple(ports))
+    variables = tuple(_optional(raw, "variables", where, list, []))
+    return Service(name=_require(raw, "name", where, str), host=_require(raw, "host", where, str), ports=tuple(ports),
+                   variables=variables if len(variables) == len(ports) else (), host_variable=_optional(raw, "host_variable", where, str))
 
 
 def mooncake_extra_unknown(extra):
@@ -324,6 +330,8 @@ def parse_cluster(raw, unknown=None):
         ucm_config=_optional(ucm, "config", "ucm", dict),
         pool=parse_pool(raw.get("pool")),
         network_env=network_env,
+        env=dict(_optional(raw, "env", where, dict, {})),
+        role_env={role: dict(values or {}) for role, values in _optional(raw, "role_env", where, dict, {}).items()},
         groups=groups,
         nodes=tuple(parse_node(n) for n in _require(raw, "nodes", where, list)),
         services=tuple(parse_service(s) for s in raw.get("services") or ()),

@@ -103,8 +103,16 @@ def _shared_machine_problems(cluster):
     return problems
 
 
+def _service_host_problems(cluster):
+    hosts = [node.host for node in cluster.nodes]
+    return [Problem(cluster.name, service.host_variable or "%s host" % service.name,
+                    "%r is neither a host of the cluster nor the address of one" % service.host,
+                    "name one of %s (or leave it empty for the first prefill host)" % ", ".join(hosts))
+            for service in cluster.services if service.host not in hosts]
+
+
 def _node_group_problems(cluster):
-    problems = _identity_problems(cluster)
+    problems = _identity_problems(cluster) + _service_host_problems(cluster)
     c = cluster.name
     seen = set()
     for node in cluster.nodes:
@@ -374,8 +382,9 @@ def bound_ports(cluster, ranks, processes):
             port = rank["lookup_rpc_port"]
             entries.append((host, "host", port, port, label + " lookup RPC", "vllm_engine_groups.%s.lookup_rpc_port_base" % role))
     for service in cluster.services:
-        for port in service.ports:
-            entries.append((service.host, "host", port, port, service.name, "%s port" % service.name))
+        for index, port in enumerate(service.ports):
+            variable = service.variables[index] if service.variables else "%s port" % service.name
+            entries.append((service.host, "host", port, port, service.name, variable))
     return entries
 
 
@@ -405,8 +414,41 @@ def _span(entry):
     return str(entry[2]) if entry[2] == entry[3] else "%d-%d" % (entry[2], entry[3])
 
 
+def visible_devices_problems(cluster, processes):
+    """The devices variable set by hand (vllm_engine_env / _role_env) must say what the plan gives
+    each process: another value starts the ranks on other NPUs, or on ones the node lacks."""
+    var = cluster.visible_var
+    problems = []
+    for role in sorted({p["role"] for p in processes}):
+        role_env = cluster.role_env.get(role) or {}
+        if var in role_env:
+            where, value = "vllm_engine_role_env.%s.%s" % (role, var), role_env[var]
+        elif var in cluster.env:
+            where, value = "vllm_engine_env.%s" % var, cluster.env[var]
+        else:
+            continue
+        if value is None:
+            continue
+        if not cluster.ascend:
+            problems.append(Problem(
+                cluster.name, where, "%s=%s, but the GPUs come from the container's device request and are numbered from 0 "
+                "inside it" % (var, value), "remove it: the plan requests each process's GPUs"))
+            continue
+        wrong = [p for p in processes if p["role"] == role and str(value) != ",".join(str(d) for d in p["devices"])]
+        if wrong:
+            first = wrong[0]
+            problems.append(Problem(
+                cluster.name, where, "%s=%s, but the plan gives %s rank %s devices %s%s" % (
+                    var, value, role, first["dp_ranks"][0], ",".join(str(d) for d in first["devices"]),
+                    " (and %d more processes differ)" % (len(wrong) - 1) if len(wrong) > 1 else ""),
+                "remove it: the plan sets it per rank from tp_size, vllm_engine_local_ranks and vllm_engine_device_offset",
+                host=first["host"]))
+    return problems
+
+
 def plan_problems(cluster, ranks, processes, entries):
     problems = port_collisions(cluster, entries)
+    problems += visible_devices_problems(cluster, processes)
     for entry in entries:
         if not 1 <= entry[2] <= entry[3] <= 65535:
             problems.append(Problem(cluster.name, entry[5], "%s uses port %s outside 1-65535" % (entry[4], _span(entry)),

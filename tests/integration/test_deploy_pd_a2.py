@@ -174,7 +174,7 @@ def test_waiting_prints_which_ranks_are_still_loading(cluster):
                                         "hccl_port_range": {"base": 60000, "stride": 100, "size": 100}}}},
      "vllm_engine_groups.decode.dp_address: 10.213.7.44 is not the address 10.213.7.43 of the DP master pd_a2_d0"),
     # colliding ports: the proxy on P0's prefill API port
-    ({"pd_proxy_port": 9081}, "host pd_a2_p0: pd_proxy port: pd_proxy (9081) overlaps prefill rank 0 API (9081)"),
+    ({"pd_proxy_port": 9081}, "host pd_a2_p0: pd_proxy_port: pd_proxy (9081) overlaps prefill rank 0 API (9081)"),
 ])
 def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(cluster, extra, message):
     before = all_containers()

@@ -348,3 +348,27 @@ def test_a_host_needs_an_ip_address_and_its_nic():
             "(or vllm_engine_node_ip) to the address the other nodes reach this host on.") in problems
     assert any(p.startswith("cluster pd_a2, host pd_a2_d0: vllm_engine_nic: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, "
                             "HCCL_SOCKET_IFNAME need the name of the NIC that carries 192.0.2.43, and none is set") for p in problems)
+
+
+def test_visible_devices_set_by_hand_must_be_the_planned_ones():
+    cluster = seeds.pd_a2()
+    cluster["env"] = {"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}  # right for prefill, wrong for decode ranks
+    cluster["role_env"] = {"decode": {"ASCEND_RT_VISIBLE_DEVICES": "0,1"}}
+    problems = _problems(cluster)
+    assert problems == [
+        "cluster pd_a2, host pd_a2_d0: vllm_engine_role_env.decode.ASCEND_RT_VISIBLE_DEVICES: ASCEND_RT_VISIBLE_DEVICES=0,1, "
+        "but the plan gives decode rank 1 devices 2,3 (and 5 more processes differ). Fix: remove it: the plan sets it per "
+        "rank from tp_size, vllm_engine_local_ranks and vllm_engine_device_offset."]
+    cluster = seeds.single_a3()
+    cluster["env"] = {"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15"}
+    plan_cluster(cluster)  # what the plan gives: fine
+    cluster["env"] = {"ASCEND_RT_VISIBLE_DEVICES": "8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23"}
+    assert "but the plan gives colocated rank 0 devices 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" in _single_problem(cluster)
+
+
+def test_cuda_visible_devices_contradicts_the_gpu_request():
+    cluster = seeds.ucm_h100()
+    cluster["env"] = {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}
+    assert _single_problem(cluster) == (
+        "cluster ucm_h100: vllm_engine_env.CUDA_VISIBLE_DEVICES: CUDA_VISIBLE_DEVICES=4,5,6,7, but the GPUs come from the "
+        "container's device request and are numbered from 0 inside it. Fix: remove it: the plan requests each process's GPUs.")

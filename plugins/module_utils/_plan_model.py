@@ -143,6 +143,7 @@ class Pool:
     hybrid_model: bool
     world_size: t.Optional[int]
     sizes: t.Dict[str, str]
+    protocol: t.Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,6 +271,7 @@ def parse_pool(raw):
         use_layerwise=_optional(raw, "use_layerwise", where, bool, False),
         hybrid_model=_optional(raw, "hybrid_model", where, bool, False),
         world_size=_optional(raw, "world_size", where, int),
+        protocol=_optional(raw, "protocol", where, str),
         sizes={str(k): str(v) for k, v in sizes.items()},
     )
 

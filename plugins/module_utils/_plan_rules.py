@@ -33,6 +33,9 @@ UCM_STORE_KEYS = ("store_pipeline", "storage_backends", "io_direct", "posix_io_e
                   "posix_capacity_gb", "posix_gc_trigger_threshold_ratio", "use_gdr")
 SIZE_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 GIB = 1 << 30
+# memcache-hybrid 1.3.0 (its config/mmc-local.conf and shared REFERENCE): at most 1024 ranks, 1TB of DRAM.
+MEMCACHE_MAX_WORLD_SIZE = 1024
+MEMCACHE_MAX_DRAM = 1 << 40
 
 
 def _group_var(group, field):
@@ -270,16 +273,41 @@ def _pool_problems(cluster):
     problems += _same_everywhere(cluster, "pythonhashseed", "vllm_engine_pythonhashseed", "PYTHONHASHSEED")
     if pool.backend == "mooncake":
         problems += _same_everywhere(cluster, "tenant_id", "mooncake_master_tenant_id", "Mooncake tenant_id")
-    for name, text in sorted(pool.sizes.items()):
-        size = parse_size(text)
-        if size is None or size % GIB:
-            problems.append(Problem(c, name, "%r is not a whole number of GB" % text,
-                                    "use a 1 GB-aligned size such as 8GB, or 0"))
+    problems += _pool_size_problems(cluster)
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())
         if pool.world_size is None or pool.world_size < workers:
             problems.append(Problem(c, "memcache_pool_world_size", "world_size %s does not cover the %d workers (dp x tp of every group)"
                                     % (pool.world_size, workers), "set memcache_pool_world_size to at least %d" % workers))
+        elif pool.world_size > MEMCACHE_MAX_WORLD_SIZE:
+            problems.append(Problem(c, "memcache_pool_world_size", "world_size %d is above Memcache's maximum %d"
+                                    % (pool.world_size, MEMCACHE_MAX_WORLD_SIZE), "set it between %d and %d" % (workers, MEMCACHE_MAX_WORLD_SIZE)))
+    return problems
+
+
+def _pool_size_problems(cluster):
+    """Sizes parse, are aligned (1 GB for Mooncake segments and Memcache device protocols, 2 MB for
+    host protocols: memcache-hybrid's mmc-local.conf), and Memcache's DRAM stays within its bounds."""
+    pool, c = cluster.pool, cluster.name
+    problems = []
+    host_protocol = pool.backend == "memcache" and (pool.protocol or "").startswith("host_")
+    align, unit = (2 << 20, "2 MB") if host_protocol else (GIB, "1 GB")
+    sizes = {}
+    for name, text in sorted(pool.sizes.items()):
+        size = parse_size(text)
+        sizes[name] = size
+        if size is None or size % align:
+            problems.append(Problem(c, name, "%r is not a whole multiple of %s%s" % (
+                text, unit, " (protocol %s)" % pool.protocol if pool.backend == "memcache" else ""),
+                "use a %s-aligned size such as 8GB, or 0" % unit))
+    dram, most = sizes.get("memcache_pool_dram_size"), sizes.get("memcache_pool_max_dram_size")
+    if dram is not None and most is not None and dram > most:
+        problems.append(Problem(c, "memcache_pool_dram_size", "%s is above memcache_pool_max_dram_size %s"
+                                % (pool.sizes["memcache_pool_dram_size"], pool.sizes["memcache_pool_max_dram_size"]),
+                                "lower it, or raise memcache_pool_max_dram_size"))
+    for name in ("memcache_pool_dram_size", "memcache_pool_max_dram_size"):
+        if sizes.get(name) is not None and sizes[name] > MEMCACHE_MAX_DRAM:
+            problems.append(Problem(c, name, "%s is above Memcache's maximum of 1TB" % pool.sizes[name], "set at most 1TB"))
     return problems
 
 

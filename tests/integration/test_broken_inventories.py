@@ -60,6 +60,9 @@ CASES = [
      "host pd_a2_p0: pd_proxy_port: pd_proxy (12321) overlaps prefill rank 0 DP RPC (12321)"),
     ("negative-port-meant-as-off", "pd_pool_a2", set_in(["mooncake_master_metrics_port"], -1), None,
      "host pd_pool_a2_p0: mooncake_master_metrics_port: mooncake_master uses port -1 outside 1-65535"),
+    ("memcache-protocol-unknown", "pd_pool_a3", set_in(["memcache_pool_protocol"], "sdma"), None,
+     "memcache_pool_protocol must be one of: device_sdma, device_rdma, device_urma, device_uboe, host_rdma, host_urma, "
+     "host_tcp, host_shm, got: sdma"),
     ("service-host-unknown", "pd_pool_a2", set_in(["mooncake_master_host"], "192.0.2.99"), None,
      "cluster pd_pool_a2: mooncake_master_host: '192.0.2.99' is neither a host of the cluster nor the address of one. "
      "Fix: name one of pd_pool_a2_p0, pd_pool_a2_p1, pd_pool_a2_d0, pd_pool_a2_d1"),
@@ -83,7 +86,7 @@ CASES = [
     ("image-differs", "pd_a2", None, {"pd_a2_d1": {"vllm_engine_image": "other:tag"}},
      "vllm_engine_image differs between hosts ("),
     ("segment-not-gb-aligned", "pd_pool_a2", set_in(["mooncake_master_segment_size", "prefill"], "1.5GB"), None,
-     "mooncake_master_segment_size.prefill: '1.5GB' is not a whole number of GB"),
+     "mooncake_master_segment_size.prefill: '1.5GB' is not a whole multiple of 1 GB. Fix: use a 1 GB-aligned size"),
     ("world-size-too-small", "pd_pool_a3", set_in(["memcache_pool_world_size"], 16), None,
      "memcache_pool_world_size: world_size 16 does not cover the 32 workers"),
     ("layerwise-hybrid", "pd_pool_a3", set_in(["vllm_engine_kv_pool_use_layerwise"], True), None,

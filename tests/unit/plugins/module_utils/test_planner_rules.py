@@ -191,7 +191,26 @@ def test_pool_tenant_everywhere():
 def test_pool_sizes_are_gb_aligned(size):
     cluster = seeds.pd_pool_a3()
     cluster["pool"]["sizes"]["memcache_pool_dram_size"] = size
-    assert "memcache_pool_dram_size: %r is not a whole number of GB" % size in _single_problem(cluster)
+    assert "memcache_pool_dram_size: %r is not a whole multiple of 1 GB (protocol None)" % size in _single_problem(cluster)
+
+
+def test_memcache_host_protocols_align_to_2_mb_and_sizes_stay_in_bounds():
+    cluster = seeds.pd_pool_a3()
+    cluster["pool"]["protocol"] = "host_tcp"
+    cluster["pool"]["sizes"]["memcache_pool_dram_size"] = "512MB"  # fine with a host protocol
+    plan_cluster(cluster)
+    cluster["pool"]["sizes"]["memcache_pool_dram_size"] = "3MB"
+    assert "memcache_pool_dram_size: '3MB' is not a whole multiple of 2 MB (protocol host_tcp)" in _single_problem(cluster)
+    cluster = seeds.pd_pool_a3()
+    cluster["pool"]["sizes"].update(memcache_pool_dram_size="64GB", memcache_pool_max_dram_size="32GB")
+    assert _single_problem(cluster) == ("cluster pd_pool_a3: memcache_pool_dram_size: 64GB is above memcache_pool_max_dram_size "
+                                        "32GB. Fix: lower it, or raise memcache_pool_max_dram_size.")
+    cluster["pool"]["sizes"].update(memcache_pool_max_dram_size="2TB")
+    assert "memcache_pool_max_dram_size: 2TB is above Memcache's maximum of 1TB" in _single_problem(cluster)
+    cluster = seeds.pd_pool_a3()
+    cluster["pool"]["world_size"] = 2048
+    assert "memcache_pool_world_size: world_size 2048 is above Memcache's maximum 1024. Fix: set it between 32 and 1024" in (
+        _single_problem(cluster))
 
 
 def test_memcache_world_size_covers_every_worker():

@@ -53,6 +53,16 @@ def inventory_host(value, nodes):
     return next((node["host"] for node in nodes if node["address"] == value), value)
 
 
+def paths_outside_mounts(paths, volumes):
+    """The paths that lie under no container-side directory of the volumes (src:dst[:mode])."""
+    targets = [volume.split(":")[1].rstrip("/") or "/" for volume in volumes if ":" in volume]
+
+    def mounted(path):
+        return any(path == target or path.startswith(target.rstrip("/") + "/") for target in targets)
+
+    return [path for path in paths if path and not mounted(path.rstrip("/"))]
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -69,4 +79,5 @@ class FilterModule:
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,
             "inventory_host": inventory_host,
+            "paths_outside_mounts": paths_outside_mounts,
         }

@@ -63,6 +63,10 @@ CASES = [
     ("memcache-protocol-unknown", "pd_pool_a3", set_in(["memcache_pool_protocol"], "sdma"), None,
      "memcache_pool_protocol must be one of: device_sdma, device_rdma, device_urma, device_uboe, host_rdma, host_urma, "
      "host_tcp, host_shm, got: sdma"),
+    ("ucm-cache-not-mounted", "ucm_a2", set_in(["ucm_cache_config"], {"ucm_connectors": [{
+        "ucm_connector_name": "UcmPipelineStore",
+        "ucm_connector_config": {"store_pipeline": "Cache|Posix", "storage_backends": "/data/ucm/cache:/cache/ucm"}}]}), None,
+     "storage_backends: /cache/ucm is under no directory mounted into the engine ("),
     ("service-host-unknown", "pd_pool_a2", set_in(["mooncake_master_host"], "192.0.2.99"), None,
      "cluster pd_pool_a2: mooncake_master_host: '192.0.2.99' is neither a host of the cluster nor the address of one. "
      "Fix: name one of pd_pool_a2_p0, pd_pool_a2_p1, pd_pool_a2_d0, pd_pool_a2_d1"),

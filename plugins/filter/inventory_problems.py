@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: inventory_problems
 short_description: The collection's variables a cluster's inventory gets wrong
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - "Looks at every variable of the cluster's hosts that looks like the collection's (C(vllm_engine_*),
     C(ucm_cache_*), C(memcache_pool_*), C(mooncake_master_*), C(pd_proxy_*), C(ascend_driver_*),

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: config_files
 short_description: Write the rendered config files of a host's containers, in one pass
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Writes each file of a host's launch specs (C(files) - host path to content) whose content
     differs, creating its directory. One call per host instead of a copy per file.

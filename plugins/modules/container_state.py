@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: container_state
 short_description: Compare a host's cluster containers with their launch specs, in one look
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Lists the host's containers labelled with the cluster (one C(docker ps)) and compares each
     launch spec's hash with the C(llmops.spec-hash) label of its container.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: plan_files
 short_description: Write a cluster's launch specs as plan files, in one pass
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Writes every launch spec of a cluster to C(<dest>/<host>/<name>.json), the plan-mode
     contract of the collection, creating the host directories it needs.

@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The filters the roles build launch specs with."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.llmops.inference.plugins.filter import launch
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position
+
+NODES = [{"host": "p0", "address": "192.0.2.41"}, {"host": "d0", "address": "192.0.2.43"}]
+
+
+def test_inventory_host_accepts_a_host_or_its_address():
+    assert launch.inventory_host("d0", NODES) == "d0"
+    assert launch.inventory_host("192.0.2.43", NODES) == "d0"
+    assert launch.inventory_host("192.0.2.99", NODES) == "192.0.2.99"  # left for the planner to refuse
+
+
+def test_paths_outside_mounts():
+    volumes = ["/data/ucm:/data/ucm", "/etc/llmops/ucm/x.yaml:/workspace/x.yaml:ro", "/root/.cache:/root/.cache"]
+    assert launch.paths_outside_mounts(["/data/ucm/cache", "/data/ucm", "/root/.cache/"], volumes) == []
+    assert launch.paths_outside_mounts(["/data/ucmx", "/cache", ""], volumes) == ["/data/ucmx", "/cache"]
+
+
+def test_launch_spec_refuses_unknown_keys_and_hashes_stably():
+    spec = launch.launch_spec({"name": "a", "host": "h", "image": "i", "env": {"N": 1}})
+    assert spec["env"] == {"N": "1"} and spec["wave"] == 0 and spec["network_mode"] == "host"
+    assert launch.launch_spec_hash(spec) == launch.launch_spec_hash(dict(reversed(list(spec.items()))))
+    assert launch.launch_spec_hash(spec) != launch.launch_spec_hash(dict(spec, image="j"))
+    with pytest.raises(ValueError, match="unknown launch spec keys"):
+        launch.launch_spec({"name": "a", "imgae": "i"})
+
+
+def test_engine_specs_carry_the_plan_and_the_addons_by_role():
+    plan = plan_cluster(seeds.pd_pool_a2())
+    addon = {"env": {"MOONCAKE_CONFIG_PATH": "/etc/llmops/mooncake/mooncake.json"},
+             "volumes": ["/etc/llmops/mooncake:/etc/llmops/mooncake:ro"],
+             "by_role": {"prefill": {"files": {"/etc/llmops/mooncake/mooncake.json": "prefill"}},
+                         "decode": {"files": {"/etc/llmops/mooncake/mooncake.json": "decode"}}}}
+    engine = {"image": "img", "model": "/m", "container_name": "vllm", "args": {"served-model-name": "glm"},
+              "env": {"A": "1"}, "role_env": {"decode": {"A": "2"}}, "volumes": ["/root/.cache:/root/.cache"],
+              "driver": {"devices": ["/dev/davinci0"], "volumes": [], "shm_size": "500g"}, "addons": [addon]}
+    specs = {spec["name"]: spec for spec in launch.engine_launch_specs(plan, engine)}
+    decode, prefill = specs["vllm-decode-dp5"], specs["vllm-prefill-dp0"]
+    assert decode["host"] == "pd_a2_d1" and decode["wave"] == 1 and prefill["wave"] == 2
+    assert decode["files"] == {"/etc/llmops/mooncake/mooncake.json": "decode"}
+    assert prefill["files"] == {"/etc/llmops/mooncake/mooncake.json": "prefill"}
+    assert decode["env"]["A"] == "2" and prefill["env"]["A"] == "1" and decode["env"]["PYTHONHASHSEED"] == "0"
+    assert decode["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "2,3"
+    assert decode["command"][:3] == ["vllm", "serve", "/m"] and "--served-model-name" in decode["command"]
+    assert prefill["ready"] == {"http": "http://192.0.2.41:9081/v1/models"}
+    assert specs["vllm-prefill-dp1"]["ready"]["log"].startswith("init engine")
+    assert launch.launch_wave_numbers(plan) == [0, 1, 2, 3]

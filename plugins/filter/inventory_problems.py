@@ -128,6 +128,18 @@ def host_level_settings():
     return tuple(specs["node"]["options"])
 
 
+SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
+
+
+def _masked(name, value):
+    """Secret values never reach a message: the secret variable whole, secret-looking keys of a dict."""
+    if name == "vllm_engine_secret_env" or SECRET_NAME.search(name):
+        return "<secret>"
+    if isinstance(value, dict):
+        return {key: _masked(str(key), item) for key, item in value.items()}
+    return value
+
+
 def _show(value):
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -168,7 +180,8 @@ def conflicts(settings_by_host, host_level):
         hosts_by_value = {}
         for host, settings in settings_by_host.items():
             key = repr(settings.get(name, "<not set>"))
-            hosts_by_value.setdefault(key, (settings.get(name, "<not set>"), []))[1].append(host)
+            shown = _masked(name, settings[name]) if name in settings else "<not set>"
+            hosts_by_value.setdefault(key, (shown, []))[1].append(host)
         if len(hosts_by_value) > 1:
             parts = ["%s on %s" % (_show(value), ", ".join(hosts)) for value, hosts in hosts_by_value.values()]
             problems.append("%s differs between hosts (%s). Fix: set it once for the cluster (its group_vars), not per host; "

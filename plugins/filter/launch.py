@@ -5,12 +5,32 @@
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
+
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+
+display = Display()
 
 
 def engine_launch_specs(plan, engine):
-    """Launch specs of every engine process of the plan."""
+    """Launch specs of every engine process of the plan (secret values masked)."""
+    plain = dict(engine.get("env") or {})
+    for values in (engine.get("role_env") or {}).values():
+        plain.update(values or {})
+    stray = sorted(name for name in plain if launch.looks_secret(name) and name not in (engine.get("secret_env") or {}))
+    if stray:
+        display.warning("cluster %s: %s in vllm_engine_env / vllm_engine_role_env look secret: their values are masked like "
+                        "vllm_engine_secret_env's, where they belong (move them there)." % (plan["cluster"], ", ".join(stray)))
     return launch.engine_specs(plan, engine)
+
+
+def secret_values(record, sources):
+    """{name: value} of a spec's secret environment, from the host's variables (deploy mode only)."""
+    try:
+        return launch.secret_values(record, sources)
+    except ValueError as err:
+        raise AnsibleFilterError(str(err)) from None
 
 
 def launch_spec(fields):
@@ -79,5 +99,6 @@ class FilterModule:
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,
             "inventory_host": inventory_host,
+            "secret_values": secret_values,
             "paths_outside_mounts": paths_outside_mounts,
         }

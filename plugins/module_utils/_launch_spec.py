@@ -5,18 +5,28 @@
 
 Plan mode writes them; deploy mode starts exactly them. The keys are a contract other
 tools read (README, "Plan mode"): name, host, image, command, env, devices, gpus, volumes,
-network_mode, ipc_mode, privileged, shm_size, files, wave, ready.
+network_mode, ipc_mode, privileged, shm_size, files, wave, ready, secret_env.
+
+Secrets never enter a spec: an environment variable that is secret (from vllm_engine_secret_env,
+or named like *TOKEN*, *KEY*, *PASSWORD*, *SECRET*) has the value ``<secret>`` in ``env``, and
+``secret_env`` names it, says where its value comes from and carries a slow salted digest of the
+values, so a changed secret still changes the spec (and restarts its container) without the spec
+telling anything about the secret. Deploy mode puts the values in only when it starts the container.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
 
 SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volumes", "network_mode",
-             "ipc_mode", "privileged", "shm_size", "files", "wave", "ready")
+             "ipc_mode", "privileged", "shm_size", "files", "wave", "ready", "secret_env")
+SECRET_PLACEHOLDER = "<secret>"
+# Environment names that hold secrets even when set in vllm_engine_env (issue 10).
+SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
 # vLLM logs this once an engine core finished loading; the only sign of life of a headless rank.
 HEADLESS_READY_LOG = r"init engine \(profile, create kv cache, warmup model\) took"
 
@@ -51,7 +61,7 @@ def new_spec(**fields):
     spec = {
         "name": None, "host": None, "image": None, "command": [], "env": {}, "devices": [], "gpus": None,
         "volumes": [], "network_mode": "host", "ipc_mode": None, "privileged": False, "shm_size": None,
-        "files": {}, "wave": 0, "ready": None,
+        "files": {}, "wave": 0, "ready": None, "secret_env": None,
     }
     unknown = set(fields) - set(SPEC_KEYS)
     if unknown:
@@ -83,17 +93,59 @@ def wave_numbers(plan):
     return sorted(numbers)
 
 
+def looks_secret(name):
+    return SECRET_NAME.search(name) is not None
+
+
+def secret_digest(values, salt):
+    """A digest of secret values that changes when they change and is slow to search (PBKDF2)."""
+    material = json.dumps(values, sort_keys=True).encode()
+    return hashlib.pbkdf2_hmac("sha256", material, ("llmops-secret:" + salt).encode(), 100000).hex()[:16]
+
+
+def secret_values(record, sources):
+    """The real values of a spec's secret environment (deploy mode, right before the container starts).
+
+    ``sources``: {"secret_env": vllm_engine_secret_env, "env": vllm_engine_env, "role_env": vllm_engine_role_env}.
+    """
+    if not record:
+        return {}
+    values = dict(sources.get("env") or {})
+    values.update(((sources.get("role_env") or {}).get(record["role"])) or {})
+    values.update(sources.get("secret_env") or {})
+    missing = [name for name in record["names"] if name not in values]
+    if missing:
+        raise ValueError("secret environment %s has no value on this host" % ", ".join(missing))
+    return {name: str(values[name]) for name in record["names"]}
+
+
+def mask_secrets(env, role, secret_env, cluster, digests):
+    """Replace secret values in env by SECRET_PLACEHOLDER; return the spec's secret_env record."""
+    names = sorted(set(secret_env or {}) | {name for name in env if looks_secret(name)})
+    if not names:
+        return None
+    env.update({name: str(secret_env[name]) for name in secret_env or {}})
+    values = {name: env[name] for name in names}
+    key = json.dumps(values, sort_keys=True)
+    if key not in digests:
+        digests[key] = secret_digest(values, cluster)
+    env.update(dict.fromkeys(names, SECRET_PLACEHOLDER))
+    return {"names": names, "role": role, "digest": digests[key]}
+
+
 def engine_specs(plan, engine):
     """The launch specs of every engine process of the plan.
 
     ``engine`` holds the per-cluster settings: image, model, container_name, args, role_args,
     env, role_env, volumes, driver (devices, volumes, network_mode, ipc_mode,
-    privileged, shm_size, gpus) and addons (env, volumes, files contributed by ucm_cache,
-    memcache_pool, mooncake_master; an addon's ``by_role`` adds more of each per engine role).
+    privileged, shm_size, gpus), addons (env, volumes, files contributed by ucm_cache,
+    memcache_pool, mooncake_master; an addon's ``by_role`` adds more of each per engine role) and
+    secret_env (masked, see the module's docstring).
     """
     waves = engine_waves(plan)
     driver = engine["driver"]
     specs = []
+    digests = {}
     for process in plan["processes"]:
         host = process["host"]
         role = process["role"]
@@ -112,10 +164,14 @@ def engine_specs(plan, engine):
                 volumes += [v for v in part.get("volumes") or [] if v not in volumes]
                 files.update(part.get("files") or {})
         env.update(process["env"])  # the plan's per-rank values win over any static setting
+        secret = mask_secrets(env, role, engine.get("secret_env"), plan["cluster"], digests)
         name = engine["container_name"]
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
-        if process["api"]:
+        if process["api"] and secret and "VLLM_API_KEY" in secret["names"]:
+            # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
+            ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}
+        elif process["api"]:
             # container_ready also checks the answer lists --served-model-name
             ready = {"http": "http://%s:%d/v1/models" % (process["address"], process["port"])}
         else:
@@ -126,7 +182,7 @@ def engine_specs(plan, engine):
             gpus=[str(d) for d in process["devices"]] if driver.get("gpus") else None,
             volumes=volumes, network_mode=driver.get("network_mode", "host"), ipc_mode=driver.get("ipc_mode"),
             privileged=bool(driver.get("privileged")), shm_size=driver.get("shm_size"),
-            files=files, wave=waves[role], ready=ready,
+            files=files, wave=waves[role], ready=ready, secret_env=secret,
         ))
     return specs
 

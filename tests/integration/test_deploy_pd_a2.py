@@ -167,6 +167,20 @@ def test_waiting_prints_which_ranks_are_still_loading(cluster):
     wait_http(PROXY + "/healthcheck")
 
 
+def test_a_planted_secret_reaches_the_engine_and_no_output(cluster):
+    """Issue 10: vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too."""
+    planted = "s3cr3t-planted-4711"
+    result = deploy("-vvv", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
+    assert planted not in result.output
+    assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
+    env = json.loads(node_docker("llmops-pd-a2-d0", "inspect", "-f", "{{json .Config.Env}}", "vllm-ascend-decode-dp0").stdout)
+    assert "VLLM_API_KEY=" + planted in env
+    result = deploy("-vvv", "--check", "--diff", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": "rotated-" + planted}}))
+    assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
+    deploy()  # back to the good plan for the remaining tests
+    wait_http(PROXY + "/healthcheck")
+
+
 @pytest.mark.parametrize("extra,message", [
     # wrong DP address: the decode master is D0, not D1
     ({"vllm_engine_groups": {"prefill": {"dp_size": 2, "tp_size": 8, "dp_rpc_port": 12321, "kv_port": 30000, "api_port": 9081},

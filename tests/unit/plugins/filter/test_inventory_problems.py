@@ -70,3 +70,12 @@ def test_guide_placeholders_left_in_values_are_named():
         "vllm_engine_model still holds the guide's placeholder <YOUR_MODEL_PATH> (on p0, d0). Fix: replace it with this cluster's "
         "real value.",
     ]
+
+
+def test_differing_secrets_are_named_without_their_values():
+    settings = {"p0": {"vllm_engine_secret_env": {"HF_TOKEN": "s3cr3t-a"}, "vllm_engine_env": {"MY_API_KEY": "k1", "A": "1"}},
+                "d0": {"vllm_engine_secret_env": {"HF_TOKEN": "s3cr3t-b"}, "vllm_engine_env": {"MY_API_KEY": "k2", "A": "1"}}}
+    problems = " ".join(inventory.conflicts(settings, inventory.host_level_settings()))
+    assert "vllm_engine_secret_env differs between hosts ('<secret>' on p0; '<secret>' on d0)" in problems
+    assert "{'MY_API_KEY': '<secret>', 'A': '1'} on p0" in problems
+    assert "s3cr3t" not in problems and "k1" not in problems and "k2" not in problems

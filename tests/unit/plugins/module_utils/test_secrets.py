@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Secret environment: masked in every spec, restored only when a container starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+
+PLANTED = "s3cr3t-planted-4711"
+
+
+def _engine(**extra):
+    engine = {"image": "img", "model": "/m", "container_name": "vllm", "env": {"A": "1", "MY_API_KEY": "k-" + PLANTED},
+              "role_env": {"decode": {"HF_TOKEN": "decode-" + PLANTED}}, "driver": {"devices": [], "volumes": []},
+              "secret_env": {"VLLM_API_KEY": PLANTED}}
+    engine.update(extra)
+    return engine
+
+
+def test_secret_values_appear_in_no_spec_and_are_named():
+    specs = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine())
+    assert PLANTED not in json.dumps(specs)
+    decode = next(s for s in specs if s["name"] == "vllm-decode-dp0")
+    prefill = next(s for s in specs if s["name"] == "vllm-prefill-dp0")
+    assert decode["env"]["VLLM_API_KEY"] == decode["env"]["MY_API_KEY"] == decode["env"]["HF_TOKEN"] == "<secret>"
+    assert decode["env"]["A"] == "1"
+    assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_API_KEY", "VLLM_API_KEY"] and decode["secret_env"]["role"] == "decode"
+    assert prefill["secret_env"]["names"] == ["MY_API_KEY", "VLLM_API_KEY"]
+    assert decode["ready"] == {"http": "http://192.0.2.43:9900/health"}  # /v1/models would need the key
+    plain = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(secret_env={}, env={}, role_env={}))[0]
+    assert plain["secret_env"] is None and plain["ready"]["http"].endswith("/v1/models")
+
+
+def test_a_changed_secret_changes_the_spec_hash():
+    plan = plan_cluster(seeds.pd_a2())
+    before = launch.engine_specs(plan, _engine())[0]
+    after = launch.engine_specs(plan, _engine(secret_env={"VLLM_API_KEY": "rotated"}))[0]
+    same = launch.engine_specs(plan, _engine())[0]
+    assert launch.spec_hash(before) == launch.spec_hash(same)
+    assert launch.spec_hash(before) != launch.spec_hash(after)
+    assert PLANTED not in before["secret_env"]["digest"]
+
+
+def test_the_values_come_back_only_from_the_host_variables():
+    record = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine())[2]
+    assert record["secret_env"]["role"] == "decode"
+    sources = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {"MY_API_KEY": "k-" + PLANTED, "A": "1"},
+               "role_env": {"decode": {"HF_TOKEN": "decode-" + PLANTED}}}
+    assert launch.secret_values(record["secret_env"], sources) == {
+        "HF_TOKEN": "decode-" + PLANTED, "MY_API_KEY": "k-" + PLANTED, "VLLM_API_KEY": PLANTED}
+    assert launch.secret_values(None, sources) == {}
+    with pytest.raises(ValueError, match="HF_TOKEN has no value on this host"):
+        launch.secret_values(record["secret_env"], dict(sources, role_env={}))

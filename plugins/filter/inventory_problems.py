@@ -22,8 +22,8 @@ description:
     C(<NETWORK_INTERFACE>)), in the collection's variables or C(ansible_host).
   - A cluster-wide variable set differently on some hosts. The plan is composed once, from the first
     host's view; only the per-node variables of the C(vllm_engine) role's C(node) entry point may differ.
-  - The known variables are the options of every role's C(meta/argument_specs.yml) and the
-    collection's switches (C(llmops_cluster), C(llmops_plan_dir), C(llmops_purge), C(llmops_kv_pool_backend)).
+  - The known variables are the options of every role's C(meta/argument_specs.yml), the collection's
+    switches (C(llmops_*)) being those of the C(llmops.inference.cluster) role.
 options:
   _input:
     description: C(hostvars).
@@ -58,14 +58,6 @@ import yaml
 PREFIXES = ("vllm_engine_", "ucm_cache_", "memcache_pool_", "mooncake_master_", "pd_proxy_", "ascend_driver_",
             "container_launch_", "llmops_")
 ROLES = pathlib.Path(__file__).resolve().parents[2] / "roles"
-# The collection's switches (extra vars or group vars), documented in the README.
-SWITCHES = {
-    "llmops_cluster": "the inventory group of the cluster a playbook acts on",
-    "llmops_plan_dir": "plan mode: write the launch specs there and start nothing",
-    "llmops_purge": "teardown also removes the rendered config files",
-    "llmops_kv_pool_backend": "the KV pool of a 5.4 deployment: mooncake or memcache",
-    "llmops_expect": "set by each seed playbook: the hardware, connector and pool it deploys",
-}
 # Facts the playbooks set on each host (different by design, never set by an operator).
 PER_HOST_FACTS = ("vllm_engine_node",)
 # kubespray's "fail if removed variables are used": old name -> what replaced it.
@@ -195,7 +187,7 @@ def inventory_problems(hostvars, hosts):
         values = hostvars[host]
         settings[host] = {name: values[name] for name in list(values.keys())
                           if name.startswith(PREFIXES) or name == "ansible_host"}
-    known = set(role_variables()) | set(SWITCHES)
+    known = set(role_variables())
     ours = {host: {k: v for k, v in found.items() if k != "ansible_host"} for host, found in settings.items()}
     return (unknown_variables(ours, known) + placeholders_left(settings)
             + conflicts(ours, host_level_settings()))

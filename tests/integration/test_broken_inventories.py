@@ -135,6 +135,8 @@ CASES = [
      "mounts do not fit). Fix: leave ascend_driver_profile empty (it follows vllm_engine_hardware) or use one of a3."),
     ("a2-profile-on-h100", "ucm_h100", set_in(["ascend_driver_profile"], "a2_ucm"), None,
      "ascend_driver_profile a2_ucm is for a2 hardware, but vllm_engine_hardware is h100"),
+    ("kv-pool-switch-misspelt", "pd_pool_a2", set_in(["llmops_kv_pool_backend"], "mooncak"), None,
+     "llmops_kv_pool_backend must be one of: none, mooncake, memcache, got: mooncak"),
     ("removed-variable", "dp_a2", set_in(["vllm_engine_ready_timeout"], 60), None,
      "vllm_engine_ready_timeout was removed (set on dp_a2_node0, dp_a2_node1). Fix: use container_launch_ready_timeout"),
 ]

@@ -34,7 +34,7 @@ def test_per_node_settings_and_facts_may_differ():
 
 
 def test_unknown_variables_are_named_with_the_closest_known_one():
-    known = set(inventory.role_variables()) | set(inventory.SWITCHES)
+    known = set(inventory.role_variables())
     settings = {"p0": {"vllm_engine_tensor_parallel_size": 8, "vllm_engine_imgae": "x", "vllm_engine_image": "y"},
                 "d0": {"vllm_engine_tensor_parallel_size": 8, "llmops_plan_dir": "/tmp/p", "zz_other": 1,
                        "mooncake_master_tenant": "t", "pd_proxy_whatever_else": 1}}
@@ -58,6 +58,7 @@ def test_removed_variables_say_what_replaced_them():
 def test_every_role_variable_is_known():
     known = inventory.role_variables()
     assert "container_launch_ready_timeout" in known and "vllm_engine_nic" in known and "mooncake_master_tenant_id" in known
+    assert {"llmops_cluster", "llmops_plan_dir", "llmops_purge", "llmops_kv_pool_backend"} <= set(known)  # the cluster role
 
 
 def test_guide_placeholders_left_in_values_are_named():

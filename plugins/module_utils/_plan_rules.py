@@ -274,6 +274,12 @@ def _pool_problems(cluster):
     if pool.backend == "mooncake":
         problems += _same_everywhere(cluster, "tenant_id", "mooncake_master_tenant_id", "Mooncake tenant_id")
     problems += _pool_size_problems(cluster)
+    if pool.backend == "mooncake":
+        keys = {name.split(".", 1)[1]: None for name in pool.sizes if name.startswith("mooncake_master_segment_size.")}
+        found = unknown_keys(keys, tuple(sorted(cluster.groups)), "mooncake_master_segment_size")
+        found += [("mooncake_master_segment_size.%s" % role, "missing: every %s worker's mooncake.json needs its size" % role,
+                   "set it (0 on nodes that contribute nothing)") for role in sorted(cluster.groups) if role not in keys]
+        problems += [Problem(c, variable, message, fix) for variable, message, fix in found]
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())
         if pool.world_size is None or pool.world_size < workers:

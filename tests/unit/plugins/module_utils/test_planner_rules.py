@@ -213,6 +213,16 @@ def test_memcache_host_protocols_align_to_2_mb_and_sizes_stay_in_bounds():
         _single_problem(cluster))
 
 
+def test_mooncake_segment_sizes_are_given_per_role():
+    cluster = seeds.pd_pool_a2()
+    cluster["pool"]["sizes"] = {"mooncake_master_segment_size.prefil": "8GB", "mooncake_master_segment_size.decode": "0"}
+    problems = _problems(cluster)
+    assert ("cluster pd_pool_a2: mooncake_master_segment_size.prefil: unknown key (known: decode, prefill). "
+            "Fix: rename it to prefill.") in problems
+    assert ("cluster pd_pool_a2: mooncake_master_segment_size.prefill: missing: every prefill worker's mooncake.json needs "
+            "its size. Fix: set it (0 on nodes that contribute nothing).") in problems
+
+
 def test_memcache_world_size_covers_every_worker():
     cluster = seeds.pd_pool_a3()
     cluster["pool"]["world_size"] = 31

@@ -62,7 +62,7 @@ def delays_vars(cluster, decode, prefill):
 def measure(cluster, decode, prefill):
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
                    capture_output=True)
-    teardown = playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster)
+    teardown = playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster)
     output, _stderr = teardown.communicate()
     if teardown.returncode != 0:
         sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
@@ -97,7 +97,7 @@ def measure(cluster, decode, prefill):
     changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
     print("%s: second run with nothing changed %.1f s (target 10 s -> %.2f of the target)%s"
           % (cluster, noop, noop / 10, "" if not changed else "; CHANGED: %s" % changed))
-    playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster).communicate()
+    playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
 
 
 def main():

@@ -23,7 +23,7 @@ run() {  # quiet unless it fails
 
 if [ "${1:-}" = "--down" ]; then
   if docker info >/dev/null 2>&1; then
-    run ansible-playbook playbooks/teardown.yml -i inventories/lab -i "$inventory" -e llmops_cluster=pd_a2
+    run ansible-playbook playbooks/teardown.yml -i inventories/lab -i "$inventory" -e llmops_cluster=pd_a2 -e llmops_confirm_teardown=pd_a2
     run python tests/harness/nodes.py down "$inventory"
   fi
   echo "demo: torn down"

@@ -157,7 +157,7 @@ def test_broken_inventory_fails_before_any_host(tmp_path, case, cluster, group_v
     (["-e", "llmops_cluster=pd_a9"], 'llmops_cluster is "pd_a9", which is no group of this inventory.'),
 ])
 def test_teardown_names_the_cluster_groups_when_the_cluster_is_missing(extra, message):
-    result = run_playbook("teardown.yml", LAB, "-i", str(NO_CONNECT), *extra, check=False)
+    result = run_playbook("teardown.yml", LAB, "-i", str(NO_CONNECT), *extra, "-e", "llmops_confirm_teardown=pd_a9", check=False)
     assert result.returncode != 0
     assert message in " ".join(result.output.split())
     assert "TRIPWIRE" not in result.output

@@ -24,6 +24,7 @@ INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
          "pd_a2_d0": ("llmops-pd-a2-d0", "10.213.7.43"), "pd_a2_d1": ("llmops-pd-a2-d1", "10.213.7.44")}
 PROXY = "http://10.213.7.41:8081"
+TEARDOWN = ("-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2")
 
 
 def deploy(*extra, check=True):
@@ -43,7 +44,7 @@ def cluster():
     nodes(INVENTORY, "up")
     result = deploy()
     yield result
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", check=False)
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN, check=False)
 
 
 def test_every_container_of_the_plan_runs_on_its_node(cluster):
@@ -132,7 +133,7 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(c
     """Issue 9: decode rank 2 on D0 dies while every rank is still loading. D0's wait fails with its
     log; the other hosts' waits (whose DP groups can never complete) stop at once instead of
     running into their timeout, and the play fails naming the container."""
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
     slow = {"vllm_engine_role_env": {role: {"VLLM_SIM_START_DELAY": "60"} for role in ("prefill", "decode")}}
     command = ["ansible-playbook", str(ROOT / "playbooks" / "pd_a2.yml"), "-i", str(LAB), "-i", str(INVENTORY),
                "-e", json.dumps(slow)]
@@ -158,7 +159,7 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(c
 
 
 def test_waiting_prints_which_ranks_are_still_loading(cluster):
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
     slow = {"vllm_engine_role_env": {"decode": {"VLLM_SIM_START_DELAY": "6"}, "prefill": {"VLLM_SIM_START_DELAY": "1"}},
             "container_launch_progress_interval": 2}
     result = deploy("-e", json.dumps(slow))
@@ -198,12 +199,22 @@ def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(c
     assert all_containers() == before
 
 
+@pytest.mark.parametrize("confirmation", [[], ["-e", "llmops_confirm_teardown=pd_pool_a2"]])
+def test_teardown_refuses_without_the_cluster_name_as_confirmation(cluster, confirmation):
+    before = all_containers()
+    result = run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *confirmation, check=False)
+    assert result.returncode != 0
+    assert "teardown.yml removes every container of cluster pd_a2 on every host" in " ".join(result.output.split())
+    assert "Fix: add -e llmops_confirm_teardown=pd_a2 to confirm" in " ".join(result.output.split())
+    assert all_containers() == before
+
+
 def test_teardown_removes_every_container_and_keeps_the_model(cluster):
     # Two containers an older plan of this cluster left behind (labelled, but in no spec now).
     for name in ("vllm-ascend-decode-old1", "vllm-ascend-decode-old2"):
         node_docker("llmops-pd-a2-d0", "run", "-d", "--name", name, "--label", "llmops.cluster=pd_a2", "--entrypoint", "sleep",
                     "llmops-engine:test", "600")
     assert "vllm-ascend-decode-old2" in all_containers()["pd_a2_d0"]
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2")
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
     assert all_containers() == {host: {} for host in NODES}
     assert "config.json" in node_exec("llmops-pd-a2-p0", "ls", "/root/.cache/GLM-5.3-Flash-w8a8").stdout

@@ -19,6 +19,8 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.llmops.inference.plugins.module_utils._status import dp_ranks
+
 display = Display()
 MODULE = "llmops.inference.container_ready"
 # Seconds of one module call: the longest a failure elsewhere goes unnoticed here.
@@ -27,21 +29,6 @@ DEFAULT_SLICE = 5
 
 def abort_marker():
     return os.path.join(C.DEFAULT_LOCAL_TMP, "llmops-container-ready-failed")
-
-
-def dp_ranks(command):
-    """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
-    def value(flag):
-        return command[command.index(flag) + 1] if flag in command else None
-
-    rank = value("--data-parallel-rank")
-    if rank is not None:
-        return rank
-    start, local = value("--data-parallel-start-rank"), value("--data-parallel-size-local")
-    if start is not None and local is not None:
-        first, count = int(start), int(local)
-        return str(first) if count == 1 else "%d-%d" % (first, first + count - 1)
-    return ""
 
 
 def progress_line(host, specs, pending, elapsed):

@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
 display = Display()
 
@@ -83,6 +84,11 @@ def paths_outside_mounts(paths, volumes):
     return [path for path in paths if path and not mounted(path.rstrip("/"))]
 
 
+def cluster_status(states_by_host, specs):
+    """Rows, a table and the problems of a running cluster (container_state results by host)."""
+    return status.cluster_status(states_by_host, specs)
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -100,5 +106,6 @@ class FilterModule:
             "plan_address": plan_address,
             "inventory_host": inventory_host,
             "secret_values": secret_values,
+            "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
         }

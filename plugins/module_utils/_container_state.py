@@ -66,5 +66,19 @@ def compare(specs, hashes, running, changed_files=()):
         "status": status,
         "start": [name for name, value in status.items() if value != "ok"],
         "restart": restart,
+        "running": [name for name in status if name in running and running[name]["state"] in UP_STATES],
         "extra": sorted(name for name in running if name not in status),
     }
+
+
+def parse_inspect(text):
+    """{name: {"started_at", "restart_count", "image"}} from `docker inspect -f INSPECT_FORMAT` lines."""
+    found = {}
+    for line in text.splitlines():
+        parts = line.strip().split("\t")
+        if len(parts) == 4:
+            found[parts[0].lstrip("/")] = {"started_at": parts[1], "restart_count": int(parts[2] or 0), "image": parts[3]}
+    return found
+
+
+INSPECT_FORMAT = "{{.Name}}\t{{.State.StartedAt}}\t{{.RestartCount}}\t{{.Config.Image}}"

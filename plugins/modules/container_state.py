@@ -40,6 +40,12 @@ options:
     type: list
     elements: str
     default: []
+  details:
+    description:
+      - Also return each container's state, status, start time, restart count and image, and whether its readiness
+        probe passes now (one round, for status reports).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -65,17 +71,29 @@ restart:
   returned: success
   type: list
   elements: str
+running:
+  description: Containers of the specs that are up.
+  returned: success
+  type: list
+  elements: str
 extra:
   description: Containers of the cluster on this host that no spec names (left by an older plan).
   returned: success
   type: list
   elements: str
+containers:
+  description: With O(details), by container name (specs' and extra ones) - state, status, started_at, restart_count,
+    image, and ready (the readiness probe passes now).
+  returned: success and details
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL, compare, parse_ps
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
+    CLUSTER_LABEL, INSPECT_FORMAT, compare, parse_inspect, parse_ps)
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe
 
 
 def main():
@@ -84,6 +102,7 @@ def main():
             cluster=dict(type="str", required=True),
             specs=dict(type="list", elements="dict", required=True),
             changed_files=dict(type="list", elements="str", default=[]),
+            details=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -94,7 +113,27 @@ def main():
         module.fail_json(msg="docker ps failed: %s" % err.strip())
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
-    module.exit_json(changed=False, **compare(specs, hashes, parse_ps(out), module.params["changed_files"]))
+    running = parse_ps(out)
+    result = compare(specs, hashes, running, module.params["changed_files"])
+    if module.params["details"]:
+        result["containers"] = details(module, docker, specs, running, result["running"])
+    module.exit_json(changed=False, **result)
+
+
+def details(module, docker, specs, running, up):
+    """State, uptime, restarts, image and readiness now of every container of the cluster on the host."""
+    found = {}
+    if running:
+        _rc, out, _err = module.run_command([docker, "inspect", "-f", INSPECT_FORMAT] + sorted(running))
+        found = parse_inspect(out)
+    by_name = {spec["name"]: spec for spec in specs}
+    probes = Docker(module)
+    containers = {}
+    for name, seen in running.items():
+        entry = dict(found.get(name, {}), state=seen["state"], status=seen["status"])
+        entry["ready"] = bool(name in up and name in by_name and probe(probes, by_name[name]))
+        containers[name] = entry
+    return containers
 
 
 if __name__ == "__main__":

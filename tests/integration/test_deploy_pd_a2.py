@@ -9,6 +9,7 @@ the simulated ones (tests/harness/sim_vllm). Tests run in file order on one depl
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -180,6 +181,61 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(cluster):
     assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
+
+
+def status(*extra):
+    return run_playbook("status.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *extra, check=False)
+
+
+def test_status_shows_a_healthy_cluster_and_exits_zero(cluster, tmp_path):
+    report = tmp_path / "status.json"
+    result = status("-e", "llmops_status_json=%s" % report)
+    assert result.returncode == 0, result.output[-3000:]
+    rows = json.loads(report.read_text())["containers"]
+    assert len(rows) == 11
+    assert {(r["state"], r["ready"], r["drift"]) for r in rows} == {("running", "yes", "ok")}
+    decode = next(r for r in rows if r["container"] == "vllm-ascend-decode-dp6")
+    assert (decode["host"], decode["role"], decode["dp_ranks"], decode["image"]) == ("pd_a2_d1", "decode", "6", "llmops-engine:test")
+    assert re.search(r"HOST +CONTAINER +ROLE +DP RANKS +STATE +READY +STATUS +RESTARTS +IMAGE +DRIFT", result.output)
+
+
+def test_status_names_a_dead_rank_and_exits_non_zero(cluster):
+    node_docker("llmops-pd-a2-d0", "kill", "vllm-ascend-decode-dp2")
+    result = status()
+    assert result.returncode != 0
+    assert "cluster pd_a2 is degraded: vllm-ascend-decode-dp2 on pd_a2_d0 is exited (stopped)" in " ".join(result.output.split())
+    # one rank of a running DP group cannot rejoin it: start the cluster afresh
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
+    deploy()
+    wait_http(PROXY + "/healthcheck")
+
+
+def container_ids():
+    return {name: node_docker(node, "inspect", "-f", "{{.Id}}", name).stdout.strip()
+            for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")}
+
+
+def finished_at(name, node):
+    """When the container last exited, in seconds (docker prints RFC 3339 with up to nanoseconds)."""
+    text = node_docker(node, "inspect", "-f", "{{.State.FinishedAt}}", name).stdout.strip()
+    whole, _dot, fraction = text.rstrip("Z").partition(".")
+    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc).timestamp()
+    return stamp + float("0." + (fraction or "0"))
+
+
+def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(cluster):
+    ids = container_ids()
+    run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10")
+    assert not any(up for host in all_containers().values() for _started, up in host.values())
+    proxy_stopped = finished_at("pd-proxy", "llmops-pd-a2-p0")
+    engines_stopped = [finished_at(name, node) for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")
+                       if name != "pd-proxy"]
+    assert proxy_stopped < min(engines_stopped)  # the proxy went first
+    deploy()
+    assert container_ids() == ids  # started again, not recreated
+    assert all(up for host in all_containers().values() for _started, up in host.values())
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "back again", "max_tokens": 4})
+    assert answer["choices"][0]["text"]
 
 
 @pytest.mark.parametrize("extra,message", [

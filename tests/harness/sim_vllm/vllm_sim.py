@@ -238,16 +238,24 @@ class DataParallelGroup:
         self._keep(server, peers)
 
     def _follow(self):
+        # Like vLLM's ZMQ sockets, a follower reconnects until the coordinator answers: a connection
+        # reset while the coordinator starts (or restarts) is not an answer.
         while True:
             try:
                 conn = socket.create_connection((self.address, self.port), timeout=5)
-                break
+                conn.settimeout(None)
+                conn.sendall((json.dumps({"ranks": self.ranks}) + "\n").encode())
+                line = conn.makefile().readline()
             except OSError:
                 log("waiting for the DP coordinator at %s:%d" % (self.address, self.port))
                 time.sleep(2)
-        conn.settimeout(None)
-        conn.sendall((json.dumps({"ranks": self.ranks}) + "\n").encode())
-        answer = json.loads(conn.makefile().readline() or "{}")
+                continue
+            if line:
+                break
+            log("the DP coordinator at %s:%d closed the connection; joining again" % (self.address, self.port))
+            conn.close()
+            time.sleep(1)
+        answer = json.loads(line)
         if not answer.get("ready"):
             die("DP coordinator refused ranks %s: %s" % (self.ranks, answer))
         self._keep(None, [conn])

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""container_ready's probes, against real sockets on the loopback and a docker stand-in."""
+"""The readiness probes (container_ready, container_state), against real sockets on the loopback and a docker stand-in."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.modules import container_ready
+from ansible_collections.llmops.inference.plugins.module_utils import _readiness as container_ready
 
 
 class FakeDocker:

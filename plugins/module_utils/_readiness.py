@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Readiness of a launch spec's container (its ``ready`` probe) and the host's docker CLI.
+
+Shared by container_ready (waits) and container_state (status now).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import urllib.parse
+
+
+def served_model(command):
+    """The name /v1/models must list: --served-model-name, else the model argument of vllm serve."""
+    if "--served-model-name" in command:
+        return command[command.index("--served-model-name") + 1]
+    if command[:2] == ["vllm", "serve"] and len(command) > 2:
+        return command[2]
+    return None
+
+
+class Docker:
+    def __init__(self, module):
+        self.module = module
+        self.binary = module.get_bin_path("docker", required=True)
+
+    def states(self, names):
+        """{name: "running 0" | "exited 1" | ... | "missing"}, in one docker call."""
+        _rc, out, _err = self.module.run_command(
+            [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
+        found = dict.fromkeys(names, "missing")
+        for line in out.splitlines():
+            name, _sep, state = line.strip().lstrip("/").partition(" ")
+            if name in found:
+                found[name] = state
+        return found
+
+    def logs(self, name, lines=None):
+        args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
+        _rc, out, err = self.module.run_command(args)
+        return out + err
+
+
+def http_get(url):
+    """(status, body) of a GET. A plain HTTP/1.1 request without "Connection: close": Memcache's
+    metrics server (memcache-hybrid 1.3.0) answers such a request without its body."""
+    parts = urllib.parse.urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname, parts.port, timeout=3)
+    try:
+        connection.request("GET", parts.path or "/")
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def probe(docker, spec):
+    ready = spec.get("ready") or {}
+    if "http" in ready:
+        try:
+            status, body = http_get(ready["http"])
+        except (OSError, http.client.HTTPException):  # refused, reset, timed out: not yet
+            return False
+        if status != 200:
+            return False
+        if ready["http"].rstrip("/").endswith("/v1/models"):
+            model = served_model(spec.get("command") or [])
+            try:
+                ids = [entry.get("id") for entry in json.loads(body).get("data", [])]
+            except ValueError:
+                return False
+            return model is None or model in ids
+        return True
+    if "log" in ready:
+        return re.search(ready["log"], docker.logs(spec["name"])) is not None
+    if "tcp" in ready:
+        host, port = ready["tcp"].rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=3).close()
+            return True
+        except OSError:
+            return False
+    return True  # nothing to probe: running is ready

@@ -71,8 +71,9 @@ SOUNDS_RIGHT = (
     (("tensor_parallel", "tp_size"), "vllm_engine_groups.<role>.tp_size"),
     (("data_parallel", "dp_size"), "vllm_engine_groups.<role>.dp_size"),
     (("kv_port",), "vllm_engine_groups.<role>.kv_port"),
-    (("visible_devices", "devices_list"), "nothing: the plan gives each rank its devices (vllm_engine_groups.<role>.tp_size, "
-                                           "vllm_engine_local_ranks, vllm_engine_device_offset)"),
+    (("visible_devices", "devices_list"),
+     "nothing: the plan gives each rank its devices (vllm_engine_groups.<role>.tp_size, vllm_engine_local_ranks, "
+     "vllm_engine_device_offset)"),
     (("served_model", "max_model_len", "gpu_memory", "max_num_seqs"), "vllm_engine_args (or vllm_engine_role_args) as a vllm serve flag"),
 )
 

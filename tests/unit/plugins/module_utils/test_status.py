@@ -58,5 +58,5 @@ def test_a_running_container_that_does_not_answer_is_degraded():
 
 def test_parse_inspect():
     text = "/vllm-decode-dp0\t2026-11-30T06:00:00.1Z\t2\tllmops-engine:test\n"
-    assert parse_inspect(text) == {"vllm-decode-dp0": {"started_at": "2026-11-30T06:00:00.1Z", "restart_count": 2,
-                                                        "image": "llmops-engine:test"}}
+    expected = {"started_at": "2026-11-30T06:00:00.1Z", "restart_count": 2, "image": "llmops-engine:test"}
+    assert parse_inspect(text) == {"vllm-decode-dp0": expected}

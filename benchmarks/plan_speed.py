@@ -3,7 +3,8 @@
 """How long the planner takes for a large cluster: prints measured figures, asserts nothing.
 
 Default: 128 Atlas 800I A3 nodes x 16 devices, half prefill (DP128/TP8), half decode
-(DP512/TP2) with per-rank HCCL ranges and a Memcache KV pool: 640 ranks, 640 processes.
+(DP512/TP2) with per-rank HCCL ranges and a Mooncake KV pool (2048 workers: more than one Memcache
+pool may hold): 640 ranks, 640 processes.
 Run after `. scripts/env.sh`.
 """
 
@@ -19,7 +20,8 @@ def big_cluster(nodes, devices):
     cluster = {
         "name": "bench", "hardware": "a3", "devices_per_node": devices, "connector": "mooncake",
         "network_env": ["HCCL_IF_IP", "GLOO_SOCKET_IFNAME", "VLLM_HOST_IP"],
-        "pool": {"backend": "memcache", "world_size": 1024 * 16, "sizes": {"dram.size": "20GB"}},
+        "pool": {"backend": "mooncake", "sizes": {"mooncake_master_segment_size.prefill": "8GB",
+                                                   "mooncake_master_segment_size.decode": "0"}},
         "groups": {}, "nodes": [],
     }
     roles = (("prefill", half, 8, 40000, 9000, 37000), ("decode", nodes - half, 2, 42000, 9900, 38000))
@@ -34,6 +36,7 @@ def big_cluster(nodes, devices):
             cluster["nodes"].append({
                 "host": "%s%03d" % (role, i), "address": "198.18.%d.%d" % (i // 250 + (0 if role == "prefill" else 100), i % 250 + 1),
                 "nic": "eth0", "role": role, "local_ranks": local, "rank_start": i * local, "pythonhashseed": "0",
+                "tenant_id": "default",
             })
     return cluster
 

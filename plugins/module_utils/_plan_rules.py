@@ -282,7 +282,11 @@ def _pool_problems(cluster):
         problems += [Problem(c, variable, message, fix) for variable, message, fix in found]
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())
-        if pool.world_size is None or pool.world_size < workers:
+        if workers > MEMCACHE_MAX_WORLD_SIZE:
+            problems.append(Problem(c, "memcache_pool_world_size", "the pool has %d workers (dp x tp of every group), more than "
+                                    "Memcache's maximum of %d" % (workers, MEMCACHE_MAX_WORLD_SIZE),
+                                    "use fewer workers per pool, or the Mooncake pool (llmops_kv_pool_backend: mooncake)"))
+        elif pool.world_size is None or pool.world_size < workers:
             problems.append(Problem(c, "memcache_pool_world_size", "world_size %s does not cover the %d workers (dp x tp of every group)"
                                     % (pool.world_size, workers), "set memcache_pool_world_size to at least %d" % workers))
         elif pool.world_size > MEMCACHE_MAX_WORLD_SIZE:

@@ -208,6 +208,9 @@ def test_memcache_host_protocols_align_to_2_mb_and_sizes_stay_in_bounds():
     cluster["pool"]["sizes"].update(memcache_pool_max_dram_size="2TB")
     assert "memcache_pool_max_dram_size: 2TB is above Memcache's maximum of 1TB" in _single_problem(cluster)
     cluster = seeds.pd_pool_a3()
+    cluster["groups"]["decode"]["dp_size"] = 600  # 16 + 1200 workers
+    assert "the pool has 1216 workers (dp x tp of every group), more than Memcache's maximum of 1024" in " ".join(_problems(cluster))
+    cluster = seeds.pd_pool_a3()
     cluster["pool"]["world_size"] = 2048
     assert "memcache_pool_world_size: world_size 2048 is above Memcache's maximum 1024. Fix: set it between 32 and 1024" in (
         _single_problem(cluster))

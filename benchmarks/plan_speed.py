@@ -20,8 +20,8 @@ def big_cluster(nodes, devices):
     cluster = {
         "name": "bench", "hardware": "a3", "devices_per_node": devices, "connector": "mooncake",
         "network_env": ["HCCL_IF_IP", "GLOO_SOCKET_IFNAME", "VLLM_HOST_IP"],
-        "pool": {"backend": "mooncake", "sizes": {"mooncake_master_segment_size.prefill": "8GB",
-                                                   "mooncake_master_segment_size.decode": "0"}},
+        "pool": {"backend": "mooncake",
+                 "sizes": {"mooncake_master_segment_size.prefill": "8GB", "mooncake_master_segment_size.decode": "0"}},
         "groups": {}, "nodes": [],
     }
     roles = (("prefill", half, 8, 40000, 9000, 37000), ("decode", nodes - half, 2, 42000, 9900, 38000))

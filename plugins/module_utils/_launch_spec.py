@@ -204,10 +204,7 @@ def plan_table(specs):
     rows = [header]
     for spec in sorted(specs, key=lambda s: (s["wave"], s["host"], s["name"])):
         command = spec["command"]
-        ranks = _flag_value(command, "--data-parallel-rank") or _flag_value(command, "--data-parallel-start-rank") or ""
-        if ranks and "--data-parallel-size-local" in command:
-            first, count = int(ranks), int(_flag_value(command, "--data-parallel-size-local"))
-            ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)
+        ranks = dp_ranks(command)
         devices = spec["env"].get("ASCEND_RT_VISIBLE_DEVICES") or ",".join(spec["gpus"] or []) or "-"
         port = _flag_value(command, "--port") or ""
         if "--headless" in command:
@@ -215,6 +212,15 @@ def plan_table(specs):
         rows.append((spec["host"], str(spec["wave"]), spec["name"], ranks or "-", devices, port or _ready_port(spec)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def dp_ranks(command):
+    """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
+    ranks = _flag_value(command, "--data-parallel-rank") or _flag_value(command, "--data-parallel-start-rank") or ""
+    if ranks and "--data-parallel-size-local" in command:
+        first, count = int(ranks), int(_flag_value(command, "--data-parallel-size-local"))
+        ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)
+    return ranks
 
 
 def _flag_value(command, flag):

@@ -7,23 +7,10 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks
+
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
 ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)-dp\d+$")
-
-
-def dp_ranks(command):
-    """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
-    def value(flag):
-        return command[command.index(flag) + 1] if flag in command else None
-
-    rank = value("--data-parallel-rank")
-    if rank is not None:
-        return rank
-    start, local = value("--data-parallel-start-rank"), value("--data-parallel-size-local")
-    if start is not None and local is not None:
-        first, count = int(start), int(local)
-        return str(first) if count == 1 else "%d-%d" % (first, first + count - 1)
-    return ""
 
 
 def role_of(spec):

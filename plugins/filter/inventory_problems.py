@@ -55,6 +55,8 @@ import re
 
 import yaml
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import looks_secret
+
 PREFIXES = ("vllm_engine_", "ucm_cache_", "memcache_pool_", "mooncake_master_", "pd_proxy_", "ascend_driver_",
             "container_launch_", "llmops_")
 ROLES = pathlib.Path(__file__).resolve().parents[2] / "roles"
@@ -121,12 +123,9 @@ def host_level_settings():
     return tuple(specs["node"]["options"])
 
 
-SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
-
-
 def _masked(name, value):
     """Secret values never reach a message: the secret variable whole, secret-looking keys of a dict."""
-    if name == "vllm_engine_secret_env" or SECRET_NAME.search(name):
+    if name == "vllm_engine_secret_env" or looks_secret(name):
         return "<secret>"
     if isinstance(value, dict):
         return {key: _masked(str(key), item) for key, item in value.items()}

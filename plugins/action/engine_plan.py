@@ -9,9 +9,7 @@ from __future__ import annotations
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_result
 
 ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True))
 
@@ -25,15 +23,5 @@ class ActionModule(ActionBase):
         if validated.error_messages:
             result.update(failed=True, msg="engine_plan: %s" % "; ".join(validated.error_messages))
             return result
-        params = validated.validated_parameters
-        try:
-            plan = plan_cluster(params["cluster"])
-        except PlanError as err:
-            result.update(failed=True, msg="The cluster plan breaks %d rule(s):\n%s" % (len(err.problems), err),
-                          problems=[str(p) for p in err.problems])
-            return result
-        except InputError as err:
-            result.update(failed=True, msg="The cluster description is malformed: %s" % err, problems=[str(err)])
-            return result
-        result.update(changed=False, plan=plan)
+        result.update(plan_result(validated.validated_parameters["cluster"]))
         return result

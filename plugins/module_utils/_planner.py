@@ -14,7 +14,7 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils import _plan_rules as rules
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import parse_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError, parse_cluster
 
 # Order in which roles are planned and listed; the start order is start_waves().
 ROLE_START_ORDER = ("decode", "prefill", "colocated")
@@ -211,3 +211,14 @@ def plan_cluster(raw):
     if problems:
         raise PlanError(problems + rules.structure_problems(cluster))
     return build_plan(cluster)
+
+
+def plan_result(raw):
+    """engine_plan's result (module and action plugin alike): the plan, or a failure naming every problem."""
+    try:
+        return {"changed": False, "plan": plan_cluster(raw)}
+    except PlanError as err:
+        return {"failed": True, "msg": "The cluster plan breaks %d rule(s):\n%s" % (len(err.problems), err),
+                "problems": [str(p) for p in err.problems]}
+    except InputError as err:
+        return {"failed": True, "msg": "The cluster description is malformed: %s" % err, "problems": [str(err)]}

@@ -114,24 +114,15 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(cluster=dict(type="dict", required=True)),
-        supports_check_mode=True,
-    )
-    try:
-        plan = plan_cluster(module.params["cluster"])
-    except PlanError as err:
-        module.fail_json(msg="The cluster plan breaks %d rule(s):\n%s" % (len(err.problems), err),
-                         problems=[str(p) for p in err.problems])
-    except InputError as err:
-        module.fail_json(msg="The cluster description is malformed: %s" % err, problems=[str(err)])
-    module.exit_json(changed=False, plan=plan)
+    module = AnsibleModule(argument_spec=dict(cluster=dict(type="dict", required=True)), supports_check_mode=True)
+    result = plan_result(module.params["cluster"])
+    if result.get("failed"):
+        module.fail_json(**{k: v for k, v in result.items() if k != "failed"})
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

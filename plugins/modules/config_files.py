@@ -52,13 +52,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-
-def current_content(path):
-    try:
-        with open(path, encoding="utf-8") as existing:
-            return existing.read()
-    except FileNotFoundError:
-        return None
+from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
 
 
 def main():
@@ -71,15 +65,13 @@ def main():
         if not os.path.isabs(path):
             module.fail_json(msg="config file path %r is not absolute" % path)
         content = str(content)
-        before = current_content(path)
+        before = read_text(path)
         if before == content:
             continue
         changed.append(path)
         diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
         if not module.check_mode:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(content)
+            write_text(path, content)
     for path in changed if not module.check_mode else ():
         module.set_mode_if_different(path, module.params["mode"], False)
     module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)

@@ -58,6 +58,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
+
 
 def spec_path(dest, spec):
     for key in ("host", "name"):
@@ -83,17 +85,11 @@ def main():
     except ValueError as err:
         module.fail_json(msg=str(err))
     for path, text in planned:
-        try:
-            with open(path, encoding="utf-8") as current:
-                if current.read() == text:
-                    continue
-        except OSError:
-            pass
+        if read_text(path) == text:
+            continue
         written.append(path)
         if not module.check_mode:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
+            write_text(path, text)
     module.exit_json(changed=bool(written), written=written)
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
+from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
 display = Display()
@@ -39,8 +41,19 @@ def launch_spec(fields):
     return launch.new_spec(**fields)
 
 
-def launch_spec_hash(spec):
-    return launch.spec_hash(spec)
+def launch_labels(spec, cluster):
+    """The labels deploy mode puts on a container: cluster, wave, spec hash and the spec record."""
+    return {
+        container_state.CLUSTER_LABEL: cluster,
+        "llmops.wave": str(spec["wave"]),
+        container_state.HASH_LABEL: launch.spec_hash(spec),
+        rollout.RECORD_LABEL: rollout.encode_record(spec),
+    }
+
+
+def launch_rollout(states_by_host, specs, waves):
+    """The steps of a deploy run and why each container (re)starts (container_state results by host)."""
+    return rollout.launch_steps(states_by_host, specs, waves)
 
 
 def launch_waves(plan):
@@ -98,7 +111,8 @@ class FilterModule:
         return {
             "engine_launch_specs": engine_launch_specs,
             "launch_spec": launch_spec,
-            "launch_spec_hash": launch_spec_hash,
+            "launch_labels": launch_labels,
+            "launch_rollout": launch_rollout,
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,
             "pd_proxy_command": pd_proxy_command,

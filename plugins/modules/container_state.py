@@ -23,8 +23,9 @@ attributes:
     support: full
     description: Reads only, in both modes.
   diff_mode:
-    support: none
-    description: Reads only.
+    support: full
+    description: Shows, per changed container, the settings it runs with against those the plan wants (image, flags,
+      env, mounts, devices, config files).
 options:
   cluster:
     description: Cluster name (the C(llmops.cluster) label).
@@ -81,6 +82,11 @@ extra:
   returned: success
   type: list
   elements: str
+changes:
+  description: By name of each C(changed) container, what differs from the spec it was started with (image, each
+    flag, env var, mount, device, config file), one line each.
+  returned: success
+  type: dict
 containers:
   description: With O(details), by container name (specs' and extra ones) - state, status, started_at, restart_count,
     image, and ready (the readiness probe passes now).
@@ -94,6 +100,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._container_state 
     CLUSTER_LABEL, INSPECT_FORMAT, compare, parse_inspect, parse_ps)
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe
+from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
+    RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record)
 
 
 def main():
@@ -115,9 +123,33 @@ def main():
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
     running = parse_ps(out)
     result = compare(specs, hashes, running, module.params["changed_files"])
+    result["changes"], diff = changes(module, docker, specs, result)
     if module.params["details"]:
         result["containers"] = details(module, docker, specs, running, result["running"])
-    module.exit_json(changed=False, **result)
+    # "changed" when a container runs with other settings than planned, so --diff shows them
+    module.exit_json(changed=bool(diff), diff=diff, **result)
+
+
+def changes(module, docker, specs, result):
+    """What changed in each changed container, from the spec record its label keeps; and the --diff view."""
+    names = [name for name, value in result["status"].items() if value == "changed" and name not in result["restart"]]
+    found, lines, diff = {}, {}, []
+    if names:
+        _rc, out, _err = module.run_command([docker, "inspect", "-f", '{{.Name}}\t{{index .Config.Labels "%s"}}' % RECORD_LABEL] + names)
+        for line in out.splitlines():
+            name, _sep, text = line.strip().lstrip("/").partition("\t")
+            found[name] = decode_record(text) if text and text != "<no value>" else None
+    for spec in specs:
+        name = spec["name"]
+        if name in result["restart"]:
+            lines[name] = ["a config file it mounts was rewritten"]
+        elif name in names:
+            old, new = found.get(name), spec_record(spec)
+            lines[name] = spec_changes(old, new)
+            diff.append({"before_header": "%s (running)" % name, "after_header": "%s (plan)" % name,
+                         "before": "\n".join(record_lines(old) if old else ["(no record of its spec)"]) + "\n",
+                         "after": "\n".join(record_lines(new)) + "\n"})
+    return lines, diff
 
 
 def details(module, docker, specs, running, up):

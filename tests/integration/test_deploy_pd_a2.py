@@ -104,7 +104,9 @@ def test_check_mode_shows_a_change_and_does_nothing(cluster):
     before = all_containers()
     result = deploy("--check", "--diff", "-e", '{"pd_proxy_extra_flags": {"max-retries": 5}}')
     assert recap_changed(result.output)["pd_a2_p0"] > 0
-    assert "llmops.spec-hash" in result.output  # the diff names the label that differs
+    # the play says what restarts and why, and --diff shows the changed flag line by line
+    assert "step 3 (wave 1, rolled): pd-proxy on pd_a2_p0: --max-retries: (unset) -> 5" in result.output
+    assert re.search(r"^\+--max-retries 5$", result.output, re.M)
     assert all_containers() == before
 
 
@@ -204,10 +206,22 @@ def test_status_names_a_dead_rank_and_exits_non_zero(cluster):
     result = status()
     assert result.returncode != 0
     assert "cluster pd_a2 is degraded: vllm-ascend-decode-dp2 on pd_a2_d0 is exited (stopped)" in " ".join(result.output.split())
-    # one rank of a running DP group cannot rejoin it: start the cluster afresh
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
-    deploy()
-    wait_http(PROXY + "/healthcheck")
+
+
+def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(cluster):
+    """One rank of a running DP group cannot rejoin it: the whole decode group restarts, on both
+    decode nodes; the prefill group and the proxy keep running untouched."""
+    before = all_containers()
+    result = deploy()
+    assert "vllm-ascend-decode-dp5 on pd_a2_d1: restarted with its DP group (vllm-ascend-decode-dp2: not running (stopped))" in result.output
+    after = all_containers()
+    for host, found in after.items():
+        for name, (started, up) in found.items():
+            assert up, name
+            assert (started != before[host][name][0]) == ("-decode-" in name), name
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "recovered", "max_tokens": 4})
+    assert answer["choices"][0]["text"]
+    assert status().returncode == 0
 
 
 def container_ids():
@@ -235,6 +249,31 @@ def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(cluster):
     assert container_ids() == ids  # started again, not recreated
     assert all(up for host in all_containers().values() for _started, up in host.values())
     answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "back again", "max_tokens": 4})
+    assert answer["choices"][0]["text"]
+
+
+def test_a_new_image_rolls_group_by_group_in_start_order(cluster):
+    """Every engine changes image: --check --diff names it first; then the decode DP group restarts
+    and is waited for before the prefill group restarts (the plan's order, decode first as in 004
+    5.4), then the proxy; no group restarts alongside another."""
+    for node, _ip in NODES.values():
+        node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
+    change = ("-e", "vllm_engine_image=llmops-engine:rolled")
+    preview = deploy("--check", "--diff", *change)
+    assert re.search(r"^-image: llmops-engine:test\n\+image: llmops-engine:rolled$", preview.output, re.M)
+    assert "step 2 (wave 0, rolled): vllm-ascend-decode-dp4 on pd_a2_d1: image: llmops-engine:test -> llmops-engine:rolled" in preview.output
+    result = deploy(*change)
+    lines = re.findall(r"step (\d+) \(wave (\d+), rolled\): (\S+) on", result.output)
+    assert [(step, name.split("-")[2]) for step, _wave, name in lines if name.startswith("vllm-")] == \
+        [("2", "decode")] * 8 + [("3", "prefill")] * 2
+    started = {name: started for found in all_containers().values() for name, (started, _up) in found.items()}
+    prefill = [t for name, t in started.items() if "-prefill-" in name]
+    decode = [t for name, t in started.items() if "-decode-" in name]
+    assert max(decode) < min(prefill) and max(prefill) < started["pd-proxy"]
+    images = {node_docker(node, "inspect", "-f", "{{.Config.Image}}", name).stdout.strip()
+              for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")}
+    assert images == {"llmops-engine:rolled"}
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "rolled", "max_tokens": 4})
     assert answer["choices"][0]["text"]
 
 

@@ -34,8 +34,8 @@ def test_paths_outside_mounts():
 def test_launch_spec_refuses_unknown_keys_and_hashes_stably():
     spec = launch.launch_spec({"name": "a", "host": "h", "image": "i", "env": {"N": 1}})
     assert spec["env"] == {"N": "1"} and spec["wave"] == 0 and spec["network_mode"] == "host"
-    assert launch.launch_spec_hash(spec) == launch.launch_spec_hash(dict(reversed(list(spec.items()))))
-    assert launch.launch_spec_hash(spec) != launch.launch_spec_hash(dict(spec, image="j"))
+    assert launch.launch_labels(spec, "c") == launch.launch_labels(dict(reversed(list(spec.items()))), "c")
+    assert launch.launch_labels(spec, "c")["llmops.spec-hash"] != launch.launch_labels(dict(spec, image="j"), "c")["llmops.spec-hash"]
     with pytest.raises(ValueError, match="unknown launch spec keys"):
         launch.launch_spec({"name": "a", "imgae": "i"})
 

@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a deploy run restarts (whole DP groups, engines after a pool service, rolled groups) and why."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+sys.path.insert(0, os.path.dirname(__file__))
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position
+
+ENGINE = {"image": "img:1", "model": "/m", "container_name": "vllm", "args": {"served-model-name": "glm", "max-model-len": 4096},
+          "env": {"A": "1"}, "driver": {"devices": ["/dev/davinci0"], "volumes": []}}
+
+
+def cluster(seed, with_pool_service=False):
+    plan = plan_cluster(seed)
+    specs = launch.engine_specs(plan, ENGINE)
+    waves = launch.engine_waves(plan)
+    if with_pool_service:
+        specs.insert(0, launch.new_spec(name="master", host=specs[0]["host"], image="mc", command=["mooncake_master"], wave=waves["pool"]))
+    specs.append(launch.new_spec(name="proxy", host=specs[0]["host"], image="img:1", command=["python", "proxy.py"], wave=waves["proxy"]))
+    return specs, launch.wave_numbers(plan)
+
+
+def states(specs, status=None, down=(), changes=None, restart=()):
+    """container_state results by host: every container up and ok unless said otherwise."""
+    status = status or {}
+    result = {}
+    for spec in specs:
+        state = result.setdefault(spec["host"], {"status": {}, "running": [], "restart": [], "changes": {}})
+        name = spec["name"]
+        state["status"][name] = status.get(name, "ok")
+        if name not in down and state["status"][name] != "missing":
+            state["running"].append(name)
+        if name in (changes or {}):
+            state["changes"][name] = changes[name]
+        if name in restart:
+            state["restart"].append(name)
+    return result
+
+
+def started(plan):
+    return [name for step in plan["steps"] for name in step["start"]]
+
+
+def test_nothing_changed_starts_nothing_and_still_waits_for_every_wave():
+    specs, waves = cluster(seeds.pd_a2())
+    plan = rollout.launch_steps(states(specs), specs, waves)
+    assert started(plan) == [] and plan["lines"] == []
+    assert [step["wave"] for step in plan["steps"]] == waves
+    assert sorted(n for step in plan["steps"] for n in step["wait"]) == sorted(s["name"] for s in specs)
+
+
+def test_one_dead_decode_rank_restarts_its_whole_dp_group_on_every_host_and_nothing_else():
+    specs, waves = cluster(seeds.pd_a2())
+    plan = rollout.launch_steps(states(specs, {"vllm-decode-dp5": "stopped"}, down=["vllm-decode-dp5"]), specs, waves)
+    decode = sorted(s["name"] for s in specs if "-decode-" in s["name"])
+    assert sorted(started(plan)) == decode
+    assert {s["host"] for s in specs if s["name"] in decode} == {"pd_a2_d0", "pd_a2_d1"}
+    step = next(step for step in plan["steps"] if step["start"])
+    assert not step["rolling"] and "vllm-decode-dp5" not in step["restart"] and "vllm-decode-dp0" in step["restart"]
+    assert plan["why"]["vllm-decode-dp0"] == "restarted with its DP group (vllm-decode-dp5: not running (stopped))"
+    assert "pd_a2_d1" in next(line for line in plan["lines"] if "vllm-decode-dp5 on" in line)
+
+
+def test_a_restarted_pool_service_restarts_the_engines_after_it_in_their_waves():
+    specs, waves = cluster(seeds.pd_pool_a2(), with_pool_service=True)
+    plan = rollout.launch_steps(states(specs, {"master": "missing"}), specs, waves)
+    engines = [s for s in specs if s["command"][:2] == ["vllm", "serve"]]
+    assert sorted(started(plan)) == sorted(["master"] + [s["name"] for s in engines])
+    order = {name: number for number, step in enumerate(plan["steps"]) for name in step["start"]}
+    assert all(order[s["name"]] > order["master"] for s in engines)
+    assert "proxy" not in order  # the proxy holds no registration
+    assert plan["why"]["vllm-decode-dp0"].startswith("restarted after master (not running (missing))")
+
+
+def test_changed_running_groups_roll_one_at_a_time_in_start_order():
+    specs, waves = cluster(seeds.pd_a2())
+    engines = [s["name"] for s in specs if s["command"][:2] == ["vllm", "serve"]]
+    change = {name: ["image: img:1 -> img:2"] for name in engines}
+    plan = rollout.launch_steps(states(specs, dict.fromkeys(engines, "changed"), changes=change), specs, waves)
+    rolled = [step for step in plan["steps"] if step["rolling"]]
+    assert len(rolled) == 2  # the prefill DP group, then the decode DP group, each its own step
+    assert all({rollout.dp_group(s) for s in specs if s["name"] in step["start"]} == {rollout.dp_group(next(
+        s for s in specs if s["name"] == step["start"][0]))} for step in rolled)
+    assert [step["wait"] for step in rolled] == [step["start"] for step in rolled]
+    assert rolled[0]["restart"] == []  # recreated for their new spec, not restarted besides
+    assert plan["why"]["vllm-prefill-dp0"] == "image: img:1 -> img:2"
+    proxy_step = plan["steps"].index(next(step for step in plan["steps"] if "proxy" in step["wait"]))
+    assert proxy_step > plan["steps"].index(rolled[-1])
+
+
+def test_a_group_partly_down_is_recovered_not_rolled():
+    specs, waves = cluster(seeds.pd_a2())
+    status = {"vllm-decode-dp0": "changed", "vllm-decode-dp5": "missing"}
+    plan = rollout.launch_steps(states(specs, status, changes={"vllm-decode-dp0": ["--max-model-len: 4096 -> 8192"]}), specs, waves)
+    assert not any(step["rolling"] for step in plan["steps"])
+    assert plan["why"]["vllm-decode-dp0"] == "--max-model-len: 4096 -> 8192"
+
+
+def test_a_rewritten_config_file_restarts_the_container_and_its_group():
+    specs, waves = cluster(seeds.dp_a2())
+    name = specs[0]["name"]
+    plan = rollout.launch_steps(states(specs, {name: "changed"}, restart=[name]), specs, waves)
+    step = next(step for step in plan["steps"] if step["start"])
+    assert name in step["restart"] and plan["why"][name] == "a config file it mounts was rewritten"
+
+
+def test_spec_changes_name_the_flag_env_mount_and_image():
+    old = launch.new_spec(name="a", image="img:1", command=["vllm", "serve", "/m", "--port", "1", "--enforce-eager"],
+                          env={"A": "1", "B": "2"}, volumes=["/x:/x"], files={"/etc/f": "one"})
+    new = launch.new_spec(name="a", image="img:2", command=["vllm", "serve", "/m", "--port", "2", "--seed", "7"],
+                          env={"A": "1", "C": "3"}, volumes=["/y:/y"], files={"/etc/f": "two"})
+    record = rollout.decode_record(rollout.encode_record(old))
+    assert rollout.spec_changes(record, rollout.spec_record(new)) == [
+        "image: img:1 -> img:2", "--port: 1 -> 2", "--enforce-eager: (set) -> (unset)", "--seed: (unset) -> 7",
+        "env B: 2 -> (unset)", "env C: (unset) -> 3", "volume added: /y:/y", "volume removed: /x:/x", "file /etc/f: content changed"]
+    assert rollout.spec_changes(None, rollout.spec_record(new)) == ["spec changed (the container records no earlier spec)"]
+    assert "," not in rollout.encode_record(old)  # docker ps joins labels with commas
+    assert rollout.decode_record("not base64!") is None
+
+
+def test_record_lines_show_one_setting_per_line_for_diff():
+    spec = launch.new_spec(name="a", image="i", command=["python", "p.py", "--hosts", "a", "b"], env={"A": "1"},
+                           secret_env={"names": ["K"], "role": "decode", "digest": "abc"})
+    assert rollout.record_lines(rollout.spec_record(spec)) == [
+        "image: i", "command python p.py", "--hosts a b", "env A=1", "secret env digest: abc", "network_mode: host"]

@@ -93,6 +93,24 @@ def test_repeated_prompts_hit_the_prefix_cache(cluster):
     assert hits[1] - hits[0] == 256
 
 
+def verify_cluster():
+    return run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", check=False)
+
+
+def test_verify_proves_serving_and_kv_reuse_with_a_report(cluster):
+    result = verify_cluster()
+    assert result.returncode == 0, result.output[-3000:]
+    assert "cluster pd_a2 serves: every check passed" in result.output
+    assert re.search(r"vllm-ascend-decode-dp7 \(pd_a2_d1\)\s+/v1/models\s+ok\s+\d+ ms", result.output)
+    assert re.search(r"completion through pd-proxy: HTTP 200, time to first token \d+ ms", result.output)
+    # the prefill rank saw the long prompt twice: its second pass hit four 128-token blocks
+    before, after = map(float, re.search(r"vllm-ascend-prefill-dp0: .*, prefix_cache_hits_total ([\d.]+) -> ([\d.]+)", result.output).groups())
+    assert after - before == 512
+    # a decode rank took the completion's KV from the prefill
+    moved = re.findall(r"vllm-ascend-decode-dp\d: .*external_prefix_cache_hits_total ([\d.]+) -> ([\d.]+)", result.output)
+    assert [float(after) - float(before) for before, after in moved] == [5.0]  # the prompt's five tokens, on one rank
+
+
 def test_second_run_changes_and_restarts_nothing(cluster):
     before = all_containers()
     result = deploy()
@@ -206,6 +224,9 @@ def test_status_names_a_dead_rank_and_exits_non_zero(cluster):
     result = status()
     assert result.returncode != 0
     assert "cluster pd_a2 is degraded: vllm-ascend-decode-dp2 on pd_a2_d0 is exited (stopped)" in " ".join(result.output.split())
+    result = verify_cluster()
+    assert result.returncode != 0
+    assert "cluster pd_a2 did not verify: vllm-ascend-decode-dp2 on pd_a2_d0 is exited (stopped)" in " ".join(result.output.split())
 
 
 def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(cluster):
@@ -219,9 +240,21 @@ def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(clu
         for name, (started, up) in found.items():
             assert up, name
             assert (started != before[host][name][0]) == ("-decode-" in name), name
-    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "recovered", "max_tokens": 4})
-    assert answer["choices"][0]["text"]
     assert status().returncode == 0
+    assert verify_cluster().returncode == 0
+
+
+def test_verify_fails_when_the_decode_group_is_down(cluster):
+    for host in ("pd_a2_d0", "pd_a2_d1"):
+        node = NODES[host][0]
+        node_docker(node, "stop", "-t", "1", *containers(node, "pd_a2"))
+    result = verify_cluster()
+    assert result.returncode != 0
+    output = " ".join(result.output.split())
+    assert "vllm-ascend-decode-dp7 on pd_a2_d1 is exited (stopped)" in output
+    assert re.search(r"a completion through pd-proxy on pd_a2_p0 answered HTTP \d+", output)
+    deploy()
+    assert verify_cluster().returncode == 0
 
 
 def container_ids():

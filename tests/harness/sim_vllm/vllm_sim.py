@@ -17,8 +17,10 @@ GPU exists, and is as strict as the real one where we can know it:
   the PD handoff the proxy drives (prefill answers do_remote_decode with kv_transfer_params naming
   its engine id, VLLM_HOST_IP and Mooncake port; decode refuses requests without them and connects
   to that host:port before answering).
-- Prefix reuse: repeated 128-token blocks count as hits in /metrics (ucm: counters with UCM,
-  persisted in the UCM storage directory across restarts; pool counters with a KV pool).
+- Prefix reuse with vLLM's metric names: repeated 128-token blocks are vllm:prefix_cache_hits;
+  with a KV connector, blocks beyond them found in its store (the UCM storage directory, kept
+  across restarts; the KV pool) and the KV a decode takes from its prefill are
+  vllm:external_prefix_cache_hits (and ucm: counters with UCM).
 - VLLM_SIM_START_DELAY (seconds) delays start-up, to measure start order and time to serve.
 """
 
@@ -266,26 +268,40 @@ class DataParallelGroup:
 
 
 class Blocks:
-    """Prefix blocks seen so far: in memory, and in the UCM storage directory when there is one."""
+    """Prefix blocks: the engine's own prefix cache (memory), then, like vLLM's scheduler, the KV
+    connector's store for the blocks beyond the local hits: the UCM storage directory (shared by the
+    engines of a host, kept across restarts), or the KV pool (this engine's own set: the simulated
+    engine reaches no real pool yet)."""
 
-    def __init__(self, block_size, directory=None):
+    def __init__(self, block_size, directory=None, pool=False):
         self.block_size, self.directory, self.seen = block_size, directory, set()
+        self.pool = set() if pool else None
         self.lock = threading.Lock()
 
+    def _external(self, key):
+        return (self.directory / key).exists() if self.directory else key in self.pool
+
     def lookup_and_store(self, prompt):
+        """(prompt tokens, local hit tokens, tokens asked of the connector, connector hit tokens)."""
         tokens = prompt.split()
-        full = len(tokens) // self.block_size
-        digest, hits = hashlib.sha256(), 0
+        digest, keys = hashlib.sha256(), []
+        for index in range(len(tokens) // self.block_size):
+            digest.update(" ".join(tokens[index * self.block_size:(index + 1) * self.block_size]).encode())
+            keys.append(digest.hexdigest())
+        external = self.directory is not None or self.pool is not None
         with self.lock:
-            for index in range(full):
-                digest.update(" ".join(tokens[index * self.block_size:(index + 1) * self.block_size]).encode())
-                key = digest.hexdigest()
-                if key in self.seen or (self.directory and (self.directory / key).exists()):
-                    hits += 1 if hits == index else 0
+            local = next((i for i, key in enumerate(keys) if key not in self.seen), len(keys))
+            remote = 0
+            if external:
+                remote = next((i for i, key in enumerate(keys[local:]) if not self._external(key)), len(keys) - local)
+            for key in keys:
                 self.seen.add(key)
                 if self.directory:
                     (self.directory / key).touch()
-        return len(tokens), hits * self.block_size
+                elif self.pool is not None:
+                    self.pool.add(key)
+        asked = len(tokens) - local * self.block_size if external else 0
+        return len(tokens), local * self.block_size, asked, remote * self.block_size
 
 
 class Engine:
@@ -298,23 +314,24 @@ class Engine:
         self.host_ip = os.environ.get("VLLM_HOST_IP") or os.environ.get("HCCL_IF_IP") or "127.0.0.1"
         self.side_channel = kv["kv_port"] + self.dp_rank * args.tensor_parallel_size if kv and kv["kv_port"] else None
         ucm = (kv or {}).get("ucm")
-        self.blocks = Blocks(args.block_size, ucm["backends"][0] if ucm else None)
-        self.counters = {"query": 0, "hit": 0, "remote_prefill": 0, "requests": 0}
+        self.blocks = Blocks(args.block_size, ucm["backends"][0] if ucm else None, pool=bool((kv or {}).get("pool")))
+        self.counters = {"query": 0, "hit": 0, "external_query": 0, "external_hit": 0, "remote_prefill": 0, "requests": 0}
         self.lock = threading.Lock()
         self.devices = devices
 
     def metrics(self):
+        """vLLM's names: the prefix cache, and the KV connector's share (external) when there is one."""
         labels = 'model_name="%s",engine="%s",worker_rank="%d"' % (self.name, self.engine_id, self.dp_rank)
         lines = ["vllm:num_requests_running{model_name=\"%s\"} 0" % self.name,
                  "vllm:prefix_cache_queries_total{%s} %d" % (labels, self.counters["query"]),
                  "vllm:prefix_cache_hits_total{%s} %d" % (labels, self.counters["hit"]),
                  "sim:remote_prefill_requests_total{%s} %d" % (labels, self.counters["remote_prefill"])]
+        if self.kv:
+            lines += ["vllm:external_prefix_cache_queries_total{%s} %d" % (labels, self.counters["external_query"]),
+                      "vllm:external_prefix_cache_hits_total{%s} %d" % (labels, self.counters["external_hit"])]
         if self.kv and self.kv.get("ucm"):
-            lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, self.counters["query"]),
-                      "ucm:ucm_hit_tokens_total{%s} %d" % (labels, self.counters["hit"])]
-        if self.kv and self.kv.get("pool"):
-            lines += ["sim:kv_pool_query_tokens_total{%s,backend=\"%s\"} %d" % (labels, self.kv["pool"], self.counters["query"]),
-                      "sim:kv_pool_hit_tokens_total{%s,backend=\"%s\"} %d" % (labels, self.kv["pool"], self.counters["hit"])]
+            lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, self.counters["external_query"]),
+                      "ucm:ucm_hit_tokens_total{%s} %d" % (labels, self.counters["external_hit"])]
         return "\n".join(lines) + "\n"
 
     def complete(self, body, chat):
@@ -334,14 +351,19 @@ class Engine:
                                        % (params["remote_host"], params["remote_port"], err), "code": 500}}
             with self.lock:
                 self.counters["remote_prefill"] += 1
+                # the prompt's KV came from the prefill: the connector's tokens, as vLLM counts them
+                self.counters["external_query"] += len(prompt.split())
+                self.counters["external_hit"] += len(prompt.split())
             fingerprint += ":from:%s@%s:%s" % (params.get("remote_engine_id"), params["remote_host"], params["remote_port"])
         else:
-            tokens, hits = self.blocks.lookup_and_store(prompt)
+            tokens, hits, asked, remote = self.blocks.lookup_and_store(prompt)
             with self.lock:
                 self.counters["query"] += tokens
                 self.counters["hit"] += hits
-            if hits:
-                log("prefix cache hit: %d of %d tokens" % (hits, tokens))
+                self.counters["external_query"] += asked
+                self.counters["external_hit"] += remote
+            if hits or remote:
+                log("prefix cache hit: %d of %d tokens, %d more from the KV connector" % (hits, tokens, remote))
         if self.role == "kv_producer" and params.get("do_remote_decode"):
             answer_params = {"do_remote_prefill": True, "do_remote_decode": False, "remote_engine_id": self.engine_id,
                              "remote_block_ids": list(range(max(1, len(prompt.split()) // self.args.block_size))),

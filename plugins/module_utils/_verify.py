@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Proof that a running cluster serves and reuses KV: what to ask, and how to read the answers.
+
+Pure functions; the cluster_verify module does the HTTP. Metric names are real vLLM's:
+``vllm:prefix_cache_{hits,queries}_total`` (the engine's own prefix cache) and
+``vllm:external_prefix_cache_{hits,queries}_total`` (what the KV connector brought: UCM, a KV
+pool, or in a PD decode the prefill's KV).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import served_model
+
+PREFIX_HITS = "vllm:prefix_cache_hits_total"
+PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
+EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
+EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries_total"
+CACHE_METRICS = (PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_metrics(text):
+    """{metric name: sum over its series} of a Prometheus text page (histogram parts kept apart)."""
+    totals = {}
+    for line in (text or "").splitlines():
+        match = SAMPLE.match(line)
+        if not match or line.startswith("#"):
+            continue
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            continue
+        totals[match.group(1)] = totals.get(match.group(1), 0.0) + value
+    return totals
+
+
+def is_engine(spec):
+    return (spec.get("command") or [])[:2] == ["vllm", "serve"]
+
+
+def role(spec):
+    match = re.search(r"-(prefill|decode)-dp\d+$", spec["name"])
+    return match.group(1) if match else None
+
+
+def base_url(spec):
+    """http://address:port of a spec whose readiness probe is HTTP, else None."""
+    url = (spec.get("ready") or {}).get("http") or ""
+    match = re.match(r"^(https?://[^/]+)", url)
+    return match.group(1) if match else None
+
+
+def targets(specs):
+    """What verify asks: API ranks (models, metrics), services with an HTTP endpoint, the front for completions,
+    and the ranks whose cache counters must show reuse (every API rank but decode ranks, which only take KV)."""
+    api = [s for s in specs if is_engine(s) and base_url(s)]
+    services = [s for s in specs if not is_engine(s) and base_url(s)]
+    proxy = next((s for s in services if (s["ready"]["http"]).endswith("/healthcheck")), None)
+    front = proxy or (api[0] if api else None)
+    counting = [s for s in api if role(s) != "decode"]
+    return {"api": api, "services": [s for s in services if s is not proxy], "proxy": proxy, "front": front,
+            "counting": counting, "decode": [s for s in api if role(s) == "decode"],
+            "model": served_model(api[0]["command"]) if api else None}
+
+
+def long_prompt(nonce, words=600):
+    """A prompt of several KV blocks (block size 128) that no earlier run sent (the nonce comes first)."""
+    return " ".join(["verify-%s" % nonce] + ["word%d" % (i % 97) for i in range(words - 1)])
+
+
+def deltas(before, after, names=CACHE_METRICS):
+    return {name: after.get(name, 0.0) - before.get(name, 0.0) for name in names}
+
+
+def reuse_findings(counting_deltas, decode_deltas, pd):
+    """Problems with the cache counters: none rose on a repeated prompt; a PD decode took no KV from prefill."""
+    problems = []
+    reused = sum(d[PREFIX_HITS] + d[EXTERNAL_HITS] for d in counting_deltas.values())
+    if counting_deltas and reused <= 0:
+        problems.append("a prompt sent twice to %s hit no cache: %s and %s did not rise"
+                        % (", ".join(sorted(counting_deltas)), PREFIX_HITS, EXTERNAL_HITS))
+    if pd and decode_deltas and sum(d[EXTERNAL_HITS] for d in decode_deltas.values()) <= 0:
+        problems.append("the completion through the proxy loaded no KV on any decode rank (%s did not rise on %s)"
+                        % (EXTERNAL_HITS, ", ".join(sorted(decode_deltas))))
+    return problems
+
+
+def service_changes(before, after, limit=4):
+    """The pool service's own counters that moved, largest first, as "name +delta"."""
+    moved = [(after[name] - before.get(name, 0.0), name) for name in after if after[name] != before.get(name, 0.0)]
+    return ["%s %+g" % (name, delta) for delta, name in sorted(moved, reverse=True)[:limit]]
+
+
+def report(checks, completion, counters, services):
+    """The printable report: per endpoint status and latency, the completion with its TTFT, the counters."""
+    lines = ["%-40s %-22s %-6s %s" % ("ENDPOINT", "CHECK", "RESULT", "LATENCY")]
+    for check in checks:
+        lines.append("%-40s %-22s %-6s %s" % (check["endpoint"], check["check"], "ok" if check["ok"] else "FAIL",
+                                               "%.0f ms" % (check["seconds"] * 1000) if check.get("seconds") is not None else "-"))
+    if completion:
+        lines.append("completion through %s: HTTP %s, time to first token %s, total %s, text %r" % (
+            completion["front"], completion["status"],
+            "%.0f ms" % (completion["ttft"] * 1000) if completion.get("ttft") is not None else "-",
+            "%.0f ms" % (completion["seconds"] * 1000) if completion.get("seconds") is not None else "-",
+            (completion.get("text") or "")[:40]))
+    still = []
+    for name, row in sorted(counters.items()):
+        shown = [metric for metric in CACHE_METRICS if metric in row["after"] or metric in row["before"]]
+        if all(row["before"].get(metric, 0.0) == row["after"].get(metric, 0.0) for metric in shown):
+            still.append(name)
+            continue
+        lines.append("%s: %s" % (name, ", ".join("%s %g -> %g" % (metric.split(":", 1)[1], row["before"].get(metric, 0.0),
+                                                                  row["after"].get(metric, 0.0)) for metric in shown)))
+    if still:
+        lines.append("cache counters unchanged on %s" % ", ".join(still))
+    for name, moved in sorted(services.items()):
+        lines.append("%s metrics: %s" % (name, ", ".join(moved) if moved else "no counter moved"))
+    return lines

@@ -1,0 +1,227 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cluster_verify
+short_description: Prove that a running cluster serves and reuses KV, and report how fast
+version_added: 0.1.0
+description:
+  - Runs on a host that reaches every address of the cluster (verify.yml uses the cluster's first host).
+  - Every planned container runs and is ready (from container_state results); every API rank lists its served model
+    on C(/v1/models); every pool service answers.
+  - A streamed completion through the front (the PD proxy, else the first API rank) returns non-empty text (the
+    example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM #13140); its time to first token is
+    measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
+  - A long prompt new to the cluster, sent twice to every API rank that computes prefills, must hit a cache
+    (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
+    reported, and the pool services' own counters that moved.
+  - Fails naming every problem found; sends only requests, changes nothing.
+author:
+  - llmops.inference contributors (@llmops)
+attributes:
+  check_mode:
+    support: full
+    description: Sends the same requests in check mode; they change nothing on the cluster.
+  diff_mode:
+    support: none
+    description: Changes nothing.
+options:
+  specs:
+    description: Every launch spec of the cluster.
+    type: list
+    elements: dict
+    required: true
+  states:
+    description: The container_state result (with details) of each host, by host.
+    type: dict
+    required: true
+  api_key:
+    description: The key of the engines' API (C(VLLM_API_KEY)), when they have one.
+    type: str
+  timeout:
+    description: Seconds each request may take.
+    type: float
+    default: 60
+"""
+
+EXAMPLES = r"""
+- name: Verify the cluster
+  llmops.inference.cluster_verify:
+    specs: "{{ llmops_cluster_specs }}"
+    states: "{{ states_by_host }}"
+"""
+
+RETURN = r"""
+report:
+  description: The printable report, one line each.
+  returned: always
+  type: list
+  elements: str
+problems:
+  description: Every problem found, naming the container and host.
+  returned: always
+  type: list
+  elements: str
+completion:
+  description: The completion through the front - front, status, ttft and seconds (time to first token and total), text.
+  returned: when the cluster has an API
+  type: dict
+counters:
+  description: By API rank, the cache counters before and after.
+  returned: always
+  type: dict
+"""
+
+import json
+import time
+import uuid
+import urllib.error
+import urllib.request
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.llmops.inference.plugins.module_utils import _status as status
+from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
+
+
+class Client:
+    def __init__(self, api_key, timeout):
+        self.headers = {"Content-Type": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = "Bearer " + api_key
+        self.timeout = timeout
+
+    def get(self, url):
+        """(status, body, seconds); status 0 when nothing answered."""
+        return self._send(urllib.request.Request(url, headers=self.headers))
+
+    def post(self, url, body):
+        return self._send(urllib.request.Request(url, data=json.dumps(body).encode(), headers=self.headers))
+
+    def _send(self, request):
+        start = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # nosec: cluster addresses from the plan
+                return answer.status, answer.read().decode(errors="replace"), time.monotonic() - start
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode(errors="replace"), time.monotonic() - start
+        except (OSError, ValueError) as err:
+            return 0, str(err), time.monotonic() - start
+
+    def stream(self, url, body):
+        """A streamed completion: (status, text, seconds to the first text, seconds in all)."""
+        request = urllib.request.Request(url, data=json.dumps(dict(body, stream=True)).encode(), headers=self.headers)
+        start, first, text = time.monotonic(), None, ""
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # nosec: cluster addresses from the plan
+                for raw in answer:
+                    line = raw.decode(errors="replace").strip()
+                    if not line.startswith("data:") or line == "data: [DONE]":
+                        continue
+                    try:
+                        piece = "".join(c.get("text") or "" for c in json.loads(line[5:]).get("choices") or [])
+                    except ValueError:
+                        continue
+                    if piece and first is None:
+                        first = time.monotonic() - start
+                    text += piece
+                return answer.status, text, first, time.monotonic() - start
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode(errors="replace")[:200], None, time.monotonic() - start
+        except (OSError, ValueError) as err:
+            return 0, str(err), None, time.monotonic() - start
+
+
+def label(spec):
+    return "%s (%s)" % (spec["name"], spec["host"])
+
+
+def metrics(client, specs):
+    return {spec["name"]: verify.parse_metrics(client.get(verify.base_url(spec) + "/metrics")[1]) for spec in specs}
+
+
+def requests(client, found, problems, pd):
+    """The streamed completion through the front and the long prompt sent twice, between two readings of
+    the counters; adds what failed to problems."""
+    before = metrics(client, found["api"])
+    services_before = metrics(client, found["services"])
+    front = found["front"]
+    code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions",
+                                              {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8})
+    completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text}
+    answered = code == 200 and text.strip()
+    if not answered:
+        problems.append("a completion through %s on %s answered HTTP %s with %s" % (
+            front["name"], front["host"], code or "nothing", "no text" if code == 200 else repr(text[:200])))
+    prompt = verify.long_prompt(uuid.uuid4().hex[:12])
+    refused = False
+    for spec in found["counting"]:
+        for _attempt in range(2):
+            code, body, _seconds = client.post(verify.base_url(spec) + "/v1/completions", {"model": found["model"], "prompt": prompt, "max_tokens": 1})
+            if code != 200:
+                problems.append("%s on %s: the long prompt answered HTTP %s: %s" % (spec["name"], spec["host"], code or "nothing", body[:200]))
+                refused = True
+                break
+    after = metrics(client, found["api"])
+    counters = {name: {"before": {k: v for k, v in before[name].items() if k in verify.CACHE_METRICS},
+                       "after": {k: v for k, v in after[name].items() if k in verify.CACHE_METRICS}} for name in after}
+    counting = {} if refused else {s["name"]: verify.deltas(before[s["name"]], after[s["name"]]) for s in found["counting"]}
+    decode = {s["name"]: verify.deltas(before[s["name"]], after[s["name"]]) for s in found["decode"]} if answered else {}
+    problems += verify.reuse_findings(counting, decode, pd=pd)
+    services_after = metrics(client, found["services"])
+    services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
+    return {"counters": counters, "completion": completion, "services": services}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            specs=dict(type="list", elements="dict", required=True),
+            states=dict(type="dict", required=True),
+            api_key=dict(type="str", no_log=True),
+            timeout=dict(type="float", default=60),
+        ),
+        supports_check_mode=True,
+    )
+    specs = module.params["specs"]
+    client = Client(module.params["api_key"], module.params["timeout"])
+    state = status.cluster_status(module.params["states"], specs)
+    problems = list(state["degraded"])
+    # a container already reported down is not asked again: one problem per cause
+    up = {row["container"] for row in state["rows"] if row["state"] == "running"}
+    found = verify.targets([spec for spec in specs if spec["name"] in up])
+    checks = []
+    for spec in found["api"]:
+        code, body, seconds = client.get(verify.base_url(spec) + "/v1/models")
+        try:
+            names = [model["id"] for model in json.loads(body)["data"]]
+        except (ValueError, KeyError, TypeError):
+            names = []
+        ok = code == 200 and found["model"] in names
+        checks.append({"endpoint": label(spec), "check": "/v1/models", "ok": ok, "seconds": seconds})
+        if not ok:
+            problems.append("%s on %s: /v1/models answered %s, not the served model %s" % (spec["name"], spec["host"], code or body, found["model"]))
+    for spec in found["services"] + ([found["proxy"]] if found["proxy"] else []):
+        code, body, seconds = client.get(spec["ready"]["http"])
+        checks.append({"endpoint": label(spec), "check": spec["ready"]["http"].split("/", 3)[-1][:22], "ok": code == 200, "seconds": seconds})
+        if code != 200:
+            problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], spec["ready"]["http"], code or body))
+    planned_front = verify.targets(specs)["front"]
+    if planned_front and planned_front["name"] not in up:
+        problems.append("no request was sent: the front %s on %s is not running" % (planned_front["name"], planned_front["host"]))
+        found["front"] = None
+
+    result = {"counters": {}, "completion": None}
+    if found["front"]:
+        result = requests(client, found, problems, pd=verify.targets(specs)["proxy"] is not None)
+    report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {})
+    module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"])
+
+
+if __name__ == "__main__":
+    main()

@@ -8,8 +8,10 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
+from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
@@ -34,6 +36,16 @@ def secret_values(record, sources):
         return launch.secret_values(record, sources)
     except ValueError as err:
         raise AnsibleFilterError(str(err)) from None
+
+
+def secret_strings(sources):
+    """Every secret value of the cluster (for logs.yml to redact), from the host's variables."""
+    return bundle.secret_strings(sources)
+
+
+def held_devices(facts_by_host, specs):
+    """Problems: planned NPUs some process still holds (node_facts results by host)."""
+    return npu.held_devices(facts_by_host, specs)
 
 
 def launch_spec(fields):
@@ -120,6 +132,8 @@ class FilterModule:
             "plan_address": plan_address,
             "inventory_host": inventory_host,
             "secret_values": secret_values,
+            "secret_strings": secret_strings,
+            "held_devices": held_devices,
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
         }

@@ -99,8 +99,8 @@ def report(checks, completion, counters, services):
     """The printable report: per endpoint status and latency, the completion with its TTFT, the counters."""
     lines = ["%-40s %-22s %-6s %s" % ("ENDPOINT", "CHECK", "RESULT", "LATENCY")]
     for check in checks:
-        lines.append("%-40s %-22s %-6s %s" % (check["endpoint"], check["check"], "ok" if check["ok"] else "FAIL",
-                                               "%.0f ms" % (check["seconds"] * 1000) if check.get("seconds") is not None else "-"))
+        latency = "%.0f ms" % (check["seconds"] * 1000) if check.get("seconds") is not None else "-"
+        lines.append("%-40s %-22s %-6s %s" % (check["endpoint"], check["check"], "ok" if check["ok"] else "FAIL", latency))
     if completion:
         lines.append("completion through %s: HTTP %s, time to first token %s, total %s, text %r" % (
             completion["front"], completion["status"],

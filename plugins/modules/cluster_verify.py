@@ -15,7 +15,7 @@ description:
   - Every planned container runs and is ready (from container_state results); every API rank lists its served model
     on C(/v1/models); every pool service answers.
   - A streamed completion through the front (the PD proxy, else the first API rank) returns non-empty text (the
-    example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM #13140); its time to first token is
+    example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM issue 13140); its time to first token is
     measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
   - A long prompt new to the cluster, sent twice to every API rank that computes prefills, must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
@@ -81,9 +81,9 @@ import json
 import time
 import uuid
 import urllib.error
-import urllib.request
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
 
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
@@ -98,27 +98,29 @@ class Client:
 
     def get(self, url):
         """(status, body, seconds); status 0 when nothing answered."""
-        return self._send(urllib.request.Request(url, headers=self.headers))
+        return self._send(url, None)
 
     def post(self, url, body):
-        return self._send(urllib.request.Request(url, data=json.dumps(body).encode(), headers=self.headers))
+        return self._send(url, json.dumps(body).encode())
 
-    def _send(self, request):
+    def _open(self, url, data):
+        return open_url(url, data=data, headers=self.headers, method="POST" if data is not None else "GET", timeout=self.timeout)
+
+    def _send(self, url, data):
         start = time.monotonic()
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # nosec: cluster addresses from the plan
+            with self._open(url, data) as answer:
                 return answer.status, answer.read().decode(errors="replace"), time.monotonic() - start
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(errors="replace"), time.monotonic() - start
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, UrlConnectionError) as err:
             return 0, str(err), time.monotonic() - start
 
     def stream(self, url, body):
         """A streamed completion: (status, text, seconds to the first text, seconds in all)."""
-        request = urllib.request.Request(url, data=json.dumps(dict(body, stream=True)).encode(), headers=self.headers)
         start, first, text = time.monotonic(), None, ""
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # nosec: cluster addresses from the plan
+            with self._open(url, json.dumps(dict(body, stream=True)).encode()) as answer:
                 for raw in answer:
                     line = raw.decode(errors="replace").strip()
                     if not line.startswith("data:") or line == "data: [DONE]":
@@ -133,7 +135,7 @@ class Client:
                 return answer.status, text, first, time.monotonic() - start
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(errors="replace")[:200], None, time.monotonic() - start
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, UrlConnectionError) as err:
             return 0, str(err), None, time.monotonic() - start
 
 

@@ -47,9 +47,10 @@ proxy_script() {
     "vllm_ascend-$VLLM_ASCEND/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py" >"$out"
 }
 
-node_hash=$(echo "$NODE_PACKAGES" | cat - "$here/node-entrypoint.sh" "$here/node.Dockerfile" | sha256sum | cut -c1-16)
+node_base_hash=$(echo "$NODE_PACKAGES" | sha256sum | cut -c1-16)
+node_hash=$(echo "$node_base_hash" | cat - "$here/node-entrypoint.sh" "$here/node.Dockerfile" "$here"/sim_host/* | sha256sum | cut -c1-16)
 base_hash=$(echo "$ENGINE_PACKAGES" | sha256sum | cut -c1-16)
-rootfs_image llmops-node-base:test "$NODE_PACKAGES" "$node_hash" &
+rootfs_image llmops-node-base:test "$NODE_PACKAGES" "$node_base_hash" &
 node_job=$!
 rootfs_image llmops-engine-base:test "$ENGINE_PACKAGES" "$base_hash"
 wait "$node_job"

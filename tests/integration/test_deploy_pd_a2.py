@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import tarfile
 import time
 
 import pytest
@@ -189,7 +190,7 @@ def test_waiting_prints_which_ranks_are_still_loading(cluster):
     wait_http(PROXY + "/healthcheck")
 
 
-def test_a_planted_secret_reaches_the_engine_and_no_output(cluster):
+def test_a_planted_secret_reaches_the_engine_and_no_output(cluster, tmp_path):
     """Issue 10: vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too."""
     planted = "s3cr3t-planted-4711"
     result = deploy("-vvv", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
@@ -199,8 +200,35 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(cluster):
     assert "VLLM_API_KEY=" + planted in env
     result = deploy("-vvv", "--check", "--diff", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": "rotated-" + planted}}))
     assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
+    check_log_bundle(tmp_path, planted)
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
+
+
+def check_log_bundle(tmp_path, planted):
+    """logs.yml: one bundle with every planned container's log and inspect, the plan and a manifest,
+    and its .tar.gz; the planted secret appears nowhere in it, masked where docker shows env."""
+    result = run_playbook("logs.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_logs_dir=%s" % tmp_path,
+                          "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
+    assert planted not in result.output
+    bundle = next(path for path in tmp_path.iterdir() if path.is_dir())
+    assert re.fullmatch(r"pd_a2-\d{8}T\d{6}Z", bundle.name)
+    planned = {name for node, _ip in NODES.values() for name in containers(node, "pd_a2")}
+    assert len(planned) == 11
+    logs = {p.name[:-len(".log")] for p in bundle.glob("*/containers/*.log")}
+    assert logs == planned and all(p.stat().st_size > 0 for p in bundle.glob("*/containers/*.log"))
+    assert {p.name[:-len(".inspect.json")] for p in bundle.glob("*/containers/*.inspect.json")} == planned
+    assert {p.stem for p in bundle.glob("plan/*/*.json")} == planned
+    inspect = json.loads((bundle / "pd_a2_d0" / "containers" / "vllm-ascend-decode-dp0.inspect.json").read_text())
+    assert "VLLM_API_KEY=<secret>" in inspect[0]["Config"]["Env"]
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["cluster"] == "pd_a2" and manifest["problems"] == []
+    assert "pd_a2_p0/containers/pd-proxy.log" in manifest["files"]
+    with tarfile.open(str(bundle) + ".tar.gz") as tar:
+        names = tar.getnames()
+        assert bundle.name + "/manifest.json" in names
+        texts = [tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()]
+    assert len(texts) == len(manifest["files"]) + 1 and not any(planted in text for text in texts)
 
 
 def status(*extra):
@@ -270,9 +298,27 @@ def finished_at(name, node):
     return stamp + float("0." + (fraction or "0"))
 
 
+def wait_for_pid(node, command):
+    for _attempt in range(50):
+        found = node_exec(node, "pgrep", "-f", "^" + command).stdout.split()
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError("%s never started on %s" % (command, node))
+
+
 def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(cluster):
     ids = container_ids()
-    run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10")
+    # a leftover process holds D0's NPU 3 (as a surviving EngineCore would, vLLM #9888)
+    subprocess.run(["docker", "exec", "-d", "llmops-pd-a2-d0", "sh", "-c", "exec sleep 600 3</dev/davinci3"], check=True)
+    stray = wait_for_pid("llmops-pd-a2-d0", "sleep 600")
+    result = run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10", check=False)
+    assert result.returncode != 0
+    assert ("host pd_a2_d0: NPU 3 is still held by process %s (sleep, 58000 MB) although the cluster is stopped" % stray
+            in " ".join(result.output.split()))
+    node_exec("llmops-pd-a2-d0", "kill", stray)
+    result = run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10")
+    assert "no process holds the cluster's NPUs" in result.output
     assert not any(up for host in all_containers().values() for _started, up in host.values())
     proxy_stopped = finished_at("pd-proxy", "llmops-pd-a2-p0")
     engines_stopped = [finished_at(name, node) for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")

@@ -472,12 +472,15 @@ def serve(argv):
     if dp > 1 and (not args.data_parallel_address or not args.data_parallel_rpc_port):
         die("--data-parallel-size %d needs --data-parallel-address and --data-parallel-rpc-port" % dp)
     devices = visible_devices(args.tensor_parallel_size, len(ranks))
+    # Hold the devices open as the real engine does, so the node's (simulated) npu-smi sees who uses them.
+    held = [open(pathlib.Path(os.environ.get("VLLM_SIM_DEV_DIR", "/dev")) / ("davinci%d" % d), "rb") for d in devices]  # noqa: SIM115
     kv = check_kv_config(args.kv_transfer_config, ranks[0], args.tensor_parallel_size) if args.kv_transfer_config else None
     log("vllm serve %s: DP ranks %s of %d, TP %d, devices %s, kv %s" % (args.model, ranks, dp, args.tensor_parallel_size,
                                                                         devices, args.kv_transfer_config))
     if delay:
         time.sleep(delay)
     engine = Engine(args, kv, devices)
+    engine.held = held
     if engine.side_channel and kv["role"] == "kv_producer":
         side_channel(engine.side_channel)
     DataParallelGroup(dp, ranks, args.data_parallel_address, args.data_parallel_rpc_port).join()

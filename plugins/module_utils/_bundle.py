@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The log bundle of a cluster: what goes in, where, and what is masked on the way."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret
+
+# Host tools whose output an NPU cluster's support case needs; skipped where the tool is absent.
+NPU_SNAPSHOTS = (("npu-smi-info.txt", ["npu-smi", "info"]),)
+HCCN_SNAPSHOTS = (("link", ["-link", "-g"]), ("ip", ["-ip", "-g"]), ("net_health", ["-net_health", "-g"]), ("tls", ["-tls", "-g"]))
+
+
+def mask_env(entries):
+    """["NAME=value"] with the values of secret-looking names replaced."""
+    masked = []
+    for entry in entries or []:
+        name, sep, value = entry.partition("=")
+        masked.append(name + sep + (SECRET_PLACEHOLDER if sep and looks_secret(name) and value else value))
+    return masked
+
+
+def mask_inspect(text):
+    """`docker inspect` JSON with the secret-looking env values masked (Config.Env)."""
+    try:
+        containers = json.loads(text)
+    except ValueError:
+        return text
+    for container in containers if isinstance(containers, list) else []:
+        config = container.get("Config") or {}
+        if "Env" in config:
+            config["Env"] = mask_env(config["Env"])
+    return json.dumps(containers, indent=2, sort_keys=True) + "\n"
+
+
+def secret_strings(sources):
+    """Every secret value of a cluster: all of vllm_engine_secret_env, and the values of secret-looking
+    names in vllm_engine_env / vllm_engine_role_env (``sources`` as the playbooks pass them)."""
+    values = [str(v) for v in (sources.get("secret_env") or {}).values()]
+    plain = [sources.get("env") or {}] + list((sources.get("role_env") or {}).values())
+    values += [str(v) for env in plain for name, v in (env or {}).items() if looks_secret(name)]
+    return sorted(set(values))
+
+
+def redact(text, secrets):
+    """The text with every secret value replaced (an engine may print its env or its command line)."""
+    for value in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(value, SECRET_PLACEHOLDER)
+    return text
+
+
+def merged_log(stdout, stderr):
+    """Both streams of `docker logs --timestamps`, in time order (each line starts with its RFC 3339 time)."""
+    lines = [line for line in stdout.splitlines() + stderr.splitlines() if line]
+    return "\n".join(sorted(lines, key=lambda line: line.split(" ", 1)[0])) + ("\n" if lines else "")
+
+
+def safe_name(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def plan_entries(specs):
+    """{bundle path: text}: each launch spec (secrets already masked) and each rendered config file."""
+    entries = {}
+    for spec in specs:
+        host = safe_name(spec["host"])
+        entries["plan/%s/%s.json" % (host, safe_name(spec["name"]))] = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+        for path, content in (spec.get("files") or {}).items():
+            entries["plan/%s/files%s" % (host, path)] = content
+    return entries
+
+
+def manifest(cluster, created, hosts, entries, problems):
+    """What the bundle holds and what could not be collected."""
+    return json.dumps({
+        "cluster": cluster, "created": created, "hosts": hosts,
+        "files": {path: len(text.encode()) for path, text in sorted(entries.items())},
+        "problems": problems,
+    }, indent=2, sort_keys=True) + "\n"

@@ -7,7 +7,8 @@ prefill 30 s by default; the pool service none) and measures, from the moment an
 starts, until the first completion through the PD proxy succeeds. Nodes are up and images loaded
 before the clock starts. The floor: pd_a2 starts both groups together (004 5.3), so the slower
 group's start time; pd_pool_a2 starts pool service, decode, prefill one after the other (004 5.4),
-so their sum. Target (issue 9): within 1.15 x floor + 5 s. Then a no-op re-run is timed.
+so their sum. Target (issue 9): within 1.15 x floor + 5 s. Then a no-op re-run is timed, with and
+without preflight (issue 7: what its checks add to a deploy when images are present).
 Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
 
     python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30]
@@ -97,6 +98,15 @@ def measure(cluster, decode, prefill):
     changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
     print("%s: second run with nothing changed %.1f s (target 10 s -> %.2f of the target)%s"
           % (cluster, noop, noop / 10, "" if not changed else "; CHANGED: %s" % changed))
+    # What preflight (issue 7) adds to a deploy: the same no-op run without it.
+    start = time.monotonic()
+    bare = playbook(cluster, cluster, "-e", extra, "--skip-tags", "preflight")
+    output, _stderr = bare.communicate()
+    without = time.monotonic() - start
+    if bare.returncode != 0:
+        sys.exit("%s run without preflight failed:\n%s" % (cluster, output[-4000:]))
+    print("%s: preflight adds %.1f s to a deploy (no-op run %.1f s with it, %.1f s with --skip-tags preflight)"
+          % (cluster, noop - without, noop, without))
     playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
 
 

@@ -40,6 +40,7 @@ step benchmark-plan-scale python benchmarks/plan_scale.py
 # Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
 step harness-images bash -c "bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
 step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py tests/integration/test_pool_recovery.py
+step preflight python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py
 step benchmark-time-to-serving python benchmarks/time_to_serving.py
 # One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
 for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3; do

@@ -12,6 +12,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _bundle as
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
+from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
@@ -46,6 +47,16 @@ def secret_strings(sources):
 def held_devices(facts_by_host, specs):
     """Problems: planned NPUs some process still holds (node_facts results by host)."""
     return npu.held_devices(facts_by_host, specs)
+
+
+def preflight_paths(specs, created=()):
+    """The host paths node_facts looks at for a host's specs (devices, mount sources, model directories)."""
+    return preflight.wanted_paths(specs, created or ())
+
+
+def preflight_report(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None):
+    """Preflight rows, table and per-host summary of a cluster (node_facts results by host)."""
+    return preflight.preflight(facts_by_host, specs, plan, nodes, pulls_by_host, options)
 
 
 def launch_spec(fields):
@@ -134,6 +145,8 @@ class FilterModule:
             "secret_values": secret_values,
             "secret_strings": secret_strings,
             "held_devices": held_devices,
+            "preflight_paths": preflight_paths,
+            "preflight_report": preflight_report,
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
         }

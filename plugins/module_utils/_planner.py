@@ -157,8 +157,8 @@ def _proxy_endpoints(processes):
 
 def _ports_by_host(entries):
     ports = {}
-    for host, space, low, high, owner, _variable in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
-        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner})
+    for host, space, low, high, owner, variable in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
+        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner, "variable": variable})
     return ports
 
 

@@ -46,14 +46,14 @@ class Docker:
         return out + err
 
 
-def http_get(url):
+def http_get(url, headers=None, timeout=3):
     """(status, body) of a GET. A plain HTTP/1.1 request without "Connection: close": Memcache's
     metrics server (memcache-hybrid 1.3.0) answers such a request without its body."""
     parts = urllib.parse.urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname, parts.port, timeout=3)
+    connection = connection_class(parts.hostname, parts.port, timeout=timeout)
     try:
-        connection.request("GET", parts.path or "/")
+        connection.request("GET", parts.path or "/", headers=headers or {})
         response = connection.getresponse()
         return response.status, response.read()
     finally:

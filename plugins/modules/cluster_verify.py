@@ -77,6 +77,7 @@ counters:
   type: dict
 """
 
+import http.client
 import json
 import time
 import uuid
@@ -87,6 +88,7 @@ from ansible.module_utils.urls import ConnectionError as UrlConnectionError, ope
 
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
 
 
 class Client:
@@ -97,14 +99,20 @@ class Client:
         self.timeout = timeout
 
     def get(self, url):
-        """(status, body, seconds); status 0 when nothing answered."""
-        return self._send(url, None)
+        """(status, body, seconds); status 0 when nothing answered. Through http_get: urllib's
+        "Connection: close" makes Memcache's metrics server drop the body."""
+        start = time.monotonic()
+        try:
+            status, body = http_get(url, self.headers, self.timeout)
+            return status, body.decode(errors="replace"), time.monotonic() - start
+        except (OSError, http.client.HTTPException) as err:
+            return 0, str(err), time.monotonic() - start
 
     def post(self, url, body):
         return self._send(url, json.dumps(body).encode())
 
     def _open(self, url, data):
-        return open_url(url, data=data, headers=self.headers, method="POST" if data is not None else "GET", timeout=self.timeout)
+        return open_url(url, data=data, headers=self.headers, method="POST", timeout=self.timeout)
 
     def _send(self, url, data):
         start = time.monotonic()
@@ -113,7 +121,7 @@ class Client:
                 return answer.status, answer.read().decode(errors="replace"), time.monotonic() - start
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(errors="replace"), time.monotonic() - start
-        except (OSError, ValueError, UrlConnectionError) as err:
+        except (OSError, ValueError, UrlConnectionError, http.client.HTTPException) as err:
             return 0, str(err), time.monotonic() - start
 
     def stream(self, url, body):
@@ -135,7 +143,7 @@ class Client:
                 return answer.status, text, first, time.monotonic() - start
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(errors="replace")[:200], None, time.monotonic() - start
-        except (OSError, ValueError, UrlConnectionError) as err:
+        except (OSError, ValueError, UrlConnectionError, http.client.HTTPException) as err:
             return 0, str(err), None, time.monotonic() - start
 
 

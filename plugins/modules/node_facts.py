@@ -14,6 +14,13 @@ description:
   - Returns structured facts; the comparison with the plan happens on the controller (filters of the collection).
   - C(npu) - the C(npu-smi) found (on the PATH or where the Ascend driver installs it), its version, each NPU's name
     and health, and every process using an NPU (C(npu-smi info)).
+  - C(docker) - the engine's server version, whether it answers, its runtimes (nvidia for GPUs), and whether the
+    Python C(requests) library community.docker needs on the host imports.
+  - C(listeners) - every listening TCP port with the process and, for the cluster's containers, the container holding
+    it. C(devices) - every process holding a C(/dev/davinciN) open, with its container.
+  - C(paths), C(nic), C(images) - the given host paths, network interface and images.
+  - C(memory) - total and available memory, C(/dev/shm) size. C(versions) - Ascend driver, firmware and CANN
+    toolkit versions from their info files.
   - Reads only.
 author:
   - llmops.inference contributors (@llmops)
@@ -29,8 +36,25 @@ options:
     description: Which facts to gather.
     type: list
     elements: str
-    choices: [npu]
+    choices: [npu, docker, listeners, devices, paths, nic, images, memory, versions]
     default: [npu]
+  cluster:
+    description: Cluster name; processes in its containers (C(llmops.cluster) label) are named by container.
+    type: str
+  paths:
+    description: Host paths to look at (C(paths)) - whether each exists, its kind, a model directory's config.json and
+      safetensors files, and the free space of its file system.
+    type: list
+    elements: str
+    default: []
+  nic:
+    description: The network interface to look at (C(nic)) - exists, state, IPv4 addresses.
+    type: str
+  images:
+    description: Images whose presence to check (C(images)).
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -42,15 +66,31 @@ EXAMPLES = r"""
 
 RETURN = r"""
 facts:
-  description: By kind - C(npu) with tool (path or null), version, devices (by NPU id - name, health) and processes
-    (npu, pid, name, memory_mb).
+  description: By kind gathered - C(npu) with tool (path or null), version, devices (by NPU id - name, health) and
+    processes (npu, pid, name, memory_mb); C(docker), C(listeners), C(devices), C(paths), C(nic), C(images),
+    C(memory), C(versions) as described above.
   returned: success
   type: dict
 """
 
+import glob
+import json
+import os
+import stat
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL
 from ansible_collections.llmops.inference.plugins.module_utils._npu import TOOL_PATHS, parse_npu_smi_info
+
+# Where the Ascend software records its version (first match wins).
+VERSION_FILES = (
+    ("driver", "/usr/local/Ascend/driver/version.info"),
+    ("firmware", "/usr/local/Ascend/firmware/version.info"),
+    ("cann", "/usr/local/Ascend/ascend-toolkit/latest/version.cfg"),
+    ("cann", "/usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info"),
+)
 
 
 def npu_facts(module):
@@ -63,14 +103,127 @@ def npu_facts(module):
     return dict(parse_npu_smi_info(out), tool=tool)
 
 
+def docker_facts(module):
+    docker = module.get_bin_path("docker")
+    facts = {"binary": docker, "answers": False, "version": None, "runtimes": [], "requests": False}
+    try:
+        import requests  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
+        facts["requests"] = True
+    except ImportError:
+        pass
+    if docker:
+        rc, out, err = module.run_command([docker, "info", "--format", "{{json .}}"])
+        if rc == 0:
+            info = json.loads(out)
+            facts.update(answers=True, version=info.get("ServerVersion"), runtimes=sorted(info.get("Runtimes") or {}))
+        else:
+            facts["error"] = (err or out).strip()[:300]
+    return facts
+
+
+def cluster_containers(module, cluster):
+    """{container id: name} of the cluster's containers on the host."""
+    docker = module.get_bin_path("docker")
+    if not docker or not cluster:
+        return {}
+    rc, out, _err = module.run_command([docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, cluster),
+                                        "--format", "{{.ID}} {{.Names}}"])
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if rc == 0 else {}
+
+
+def path_facts(path):
+    facts = {"exists": os.path.exists(path)}
+    if not facts["exists"]:
+        return facts
+    mode = os.stat(path).st_mode
+    facts["kind"] = "char" if stat.S_ISCHR(mode) else "dir" if stat.S_ISDIR(mode) else "file"
+    if facts["kind"] == "dir":
+        names = os.listdir(path)
+        facts["config_json"] = "config.json" in names
+        facts["safetensors"] = len([n for n in names if n.endswith(".safetensors")])
+    usage = os.statvfs(path)
+    facts["free_bytes"] = usage.f_bavail * usage.f_frsize
+    return facts
+
+
+def nic_facts(module, name):
+    facts = _node.nic(name)
+    facts["addresses"] = []
+    ip = module.get_bin_path("ip")
+    if facts["exists"] and ip:
+        rc, out, _err = module.run_command([ip, "-j", "-4", "addr", "show", "dev", name])
+        if rc == 0:
+            facts["addresses"] = [a["local"] for entry in json.loads(out or "[]") for a in entry.get("addr_info") or []]
+    return facts
+
+
+def image_facts(module, images):
+    docker = module.get_bin_path("docker")
+    present = {}
+    for image in images:
+        rc = module.run_command([docker, "image", "inspect", "-f", "{{.Id}}", image])[0] if docker else 1
+        present[image] = rc == 0
+    return present
+
+
+def memory_facts():
+    with open("/proc/meminfo", encoding="ascii") as handle:
+        facts = _node.meminfo(handle.read())
+    try:
+        usage = os.statvfs("/dev/shm")
+        facts["shm_bytes"] = usage.f_blocks * usage.f_frsize
+    except OSError:
+        facts["shm_bytes"] = None
+    return facts
+
+
+def version_facts():
+    found = {}
+    for component, pattern in VERSION_FILES:
+        for path in sorted(glob.glob(pattern)):
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                value = _node.version_value(handle.read())
+            if value:
+                found[component] = {"version": value, "file": path}
+                break
+    return found
+
+
 def main():
     module = AnsibleModule(
-        argument_spec=dict(gather=dict(type="list", elements="str", choices=["npu"], default=["npu"])),
+        argument_spec=dict(
+            gather=dict(type="list", elements="str", default=["npu"],
+                        choices=["npu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions"]),
+            cluster=dict(type="str"),
+            paths=dict(type="list", elements="str", default=[]),
+            nic=dict(type="str"),
+            images=dict(type="list", elements="str", default=[]),
+        ),
         supports_check_mode=True,
     )
+    gather = set(module.params["gather"])
     facts = {}
-    if "npu" in module.params["gather"]:
+    if "npu" in gather:
         facts["npu"] = npu_facts(module)
+    if "docker" in gather:
+        facts["docker"] = docker_facts(module)
+    if gather & {"listeners", "devices"}:
+        containers = cluster_containers(module, module.params["cluster"])
+        procs = _node.processes()
+        if "listeners" in gather:
+            facts["listeners"] = _node.port_holders(_node.listening_ports(), procs, containers)
+        if "devices" in gather:
+            facts["devices"] = _node.device_holders(procs, containers)
+    if "paths" in gather:
+        facts["paths"] = {path: path_facts(path) for path in module.params["paths"]}
+    if "nic" in gather:
+        facts["nic"] = nic_facts(module, module.params["nic"] or "")
+    if "images" in gather:
+        facts["images"] = image_facts(module, module.params["images"])
+    if "memory" in gather:
+        facts["memory"] = memory_facts()
+    if "versions" in gather:
+        facts["versions"] = version_facts()
     module.exit_json(changed=False, facts=facts)
 
 

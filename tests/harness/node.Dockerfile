@@ -4,7 +4,7 @@ COPY node-entrypoint.sh /usr/local/sbin/node-entrypoint
 # Simulated host tools (tests only): npu-smi reports the processes really holding /dev/davinciN.
 COPY sim_host/npu_smi.py /usr/local/lib/llmops-sim/npu_smi.py
 # What an Ascend node has that the engine containers mount (empty stand-ins), and the seeds' model
-# directories with a config.json: the weights themselves never exist here.
+# directories with a config.json and an empty weights file: real weights never exist here.
 RUN mkdir -p /usr/local/Ascend/driver/tools /usr/local/Ascend/driver/lib64 /usr/local/Ascend/firmware /usr/local/sbin \
         /usr/local/dcmi /etc/hixlep /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp \
  && printf '#!/bin/sh\nexec python3 /usr/local/lib/llmops-sim/npu_smi.py "$@"\n' >/usr/local/sbin/npu-smi \
@@ -12,5 +12,6 @@ RUN mkdir -p /usr/local/Ascend/driver/tools /usr/local/Ascend/driver/lib64 /usr/
  && touch /usr/local/Ascend/driver/tools/hccn_tool \
         /usr/local/Ascend/driver/version.info /etc/hccn.conf /etc/ascend_install.info \
  && for model in /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp; do \
-        echo '{"architectures": ["SimulatedForTests"]}' > "$model/config.json"; done
+        echo '{"architectures": ["SimulatedForTests"]}' > "$model/config.json"; \
+        touch "$model/model-00001-of-00001.safetensors"; done
 ENTRYPOINT ["/usr/local/sbin/node-entrypoint"]

@@ -1,0 +1,316 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Preflight: every host's facts (node_facts) against what that host's part of the plan needs.
+
+Pure functions, run on the controller. Each problem is a row: host, check, what was found, what
+the plan needs, how to fix it. A process or port held by a container the plan names is no
+problem: deploy replaces or keeps that container itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
+
+COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
+DOCKER_MIN = "20.10"
+# Driver / CANN / connector combinations known to fail (llmops_preflight_known_bad replaces this table).
+# A version at or below max_bad is refused; an unknown version is only reported.
+KNOWN_BAD = (
+    {"component": "cann", "max_bad": "8.3.RC1", "when": "use_ascend_direct",
+     "why": "Mooncake KV transfers with use_ascend_direct time out on it, vllm-ascend #5635",
+     "fix": "upgrade CANN past 8.3.RC1, or set use_ascend_direct false"},
+)
+# Where a state counts as up (a veth in a container reports "up"; some virtual links "unknown").
+NIC_UP = ("up", "unknown")
+
+
+def version_key(text):
+    """Comparable key of versions like 20.10.24, 8.3.RC1, 24.1.rc2: numbers compare as numbers, and a
+    release candidate comes before the release (8.3.RC1 < 8.3.0)."""
+    key = []
+    for part in re.findall(r"\d+|[A-Za-z]+", text or ""):
+        key.append((1, int(part)) if part.isdigit() else (0, 0) if part.lower() == "rc" else (-1, 0))
+    return key
+
+
+def _row(host, check, found, needed, fix):
+    return {"host": host, "check": check, "found": found, "needed": needed, "fix": fix}
+
+
+def host_mounts(specs):
+    """{host path: container path} of the specs' bind mounts."""
+    mounts = {}
+    for spec in specs:
+        for volume in spec.get("volumes") or []:
+            parts = volume.split(":")
+            if len(parts) >= 2 and parts[0].startswith("/"):
+                mounts[parts[0]] = parts[1]
+    return mounts
+
+
+def model_dirs(specs):
+    """Host directories of the models the engines serve (vllm serve MODEL, through the mounts)."""
+    found = set()
+    for spec in specs:
+        command = spec.get("command") or []
+        if command[:2] != ["vllm", "serve"] or len(command) < 3 or not command[2].startswith("/"):
+            continue
+        model = command[2].rstrip("/")
+        for source, target in host_mounts([spec]).items():
+            target = target.rstrip("/")
+            if model == target or model.startswith(target + "/"):
+                found.add(source.rstrip("/") + model[len(target):])
+    return sorted(found)
+
+
+def wanted_paths(specs, created=()):
+    """Host paths node_facts must look at for a host: devices, mount sources, model directories."""
+    paths = {d for spec in specs for d in spec.get("devices") or []}
+    paths |= set(host_mounts(specs)) | set(model_dirs(specs))
+    return sorted(p for p in paths if not _created(p, specs, created))
+
+
+def _created(path, specs, created):
+    """Deploy writes the rendered config files and creates the UCM directories itself."""
+    files = {f for spec in specs for f in spec.get("files") or {}}
+    return any(path == c or path.startswith(c.rstrip("/") + "/") or c.startswith(path.rstrip("/") + "/")
+               for c in list(files) + list(created))
+
+
+def check_host(host, facts, specs, plan, node, pulls=None, options=None):
+    """Problem rows of one host, and its summary line."""
+    options = options or {}
+    if options.get("known_bad") is None:
+        options = dict(options, known_bad=KNOWN_BAD)
+    names = {spec["name"] for spec in specs}
+    rows = []
+    rows += _runtime(host, facts.get("docker") or {}, plan, options)
+    rows += _devices(host, facts, specs, plan, names)
+    rows += _mounts(host, facts.get("paths") or {}, specs, options.get("created") or ())
+    rows += _ports(host, facts.get("listeners") or [], (plan.get("ports") or {}).get(host) or [], names)
+    rows += _network(host, facts.get("nic"), node)
+    rows += _images(host, facts.get("images") or {}, pulls or {})
+    rows += _versions(host, facts.get("versions") or {}, specs, options.get("known_bad") or [])
+    return rows, summary(host, facts)
+
+
+def _runtime(host, docker, plan, options):
+    rows = []
+    minimum = options.get("docker_min") or DOCKER_MIN
+    if not docker.get("answers"):
+        rows.append(_row(host, "container runtime", "docker does not answer: %s" % (docker.get("error") or "not installed"),
+                         "a running Docker engine", "install docker and start it (systemctl enable --now docker)"))
+    elif version_key(docker.get("version")) < version_key(minimum):
+        rows.append(_row(host, "container runtime", "Docker %s" % docker.get("version"), "Docker >= %s" % minimum,
+                         "upgrade the Docker engine"))
+    if docker and not docker.get("requests", True):
+        rows.append(_row(host, "container runtime", "python requests missing", "requests importable by the host's Python",
+                         "install python3-requests (community.docker talks to the engine through it)"))
+    if plan.get("hardware") == "h100" and docker.get("answers") and "nvidia" not in (docker.get("runtimes") or []):
+        rows.append(_row(host, "container runtime", "runtimes %s" % ", ".join(docker.get("runtimes") or []) or "none",
+                         "the nvidia runtime", "install nvidia-container-toolkit and run nvidia-ctk runtime configure --runtime=docker"))
+    return rows
+
+
+def _devices(host, facts, specs, plan, names):
+    rows = []
+    paths = facts.get("paths") or {}
+    for device in sorted({d for spec in specs for d in spec.get("devices") or []}):
+        seen = paths.get(device) or {}
+        if not seen.get("exists") or seen.get("kind") != "char":
+            rows.append(_row(host, "devices", "%s %s" % (device, "is no device" if seen.get("exists") else "missing"),
+                             "%s (a character device)" % device, "check the NPU driver is installed and loaded (npu-smi info)"))
+    planned = visible_devices(specs)
+    npu = facts.get("npu") or {}
+    if plan.get("hardware") != "h100" and planned:
+        if not npu.get("tool"):
+            rows.append(_row(host, "devices", "npu-smi not found", "npu-smi listing NPUs %s" % _list(planned),
+                             "install the Ascend driver (npu-smi comes with it)"))
+        elif npu.get("error"):
+            rows.append(_row(host, "devices", "npu-smi info failed: %s" % npu["error"], "NPUs %s listed" % _list(planned),
+                             "check the driver (dmesg, npu-smi info)"))
+        else:
+            listed = {int(k): v for k, v in (npu.get("devices") or {}).items()}
+            for number in planned:
+                if number not in listed:
+                    rows.append(_row(host, "devices", "NPU %d not listed by npu-smi" % number, "NPU %d" % number,
+                                     "check the NPU (npu-smi info) or plan other devices"))
+                elif listed[number].get("health") != "OK":
+                    rows.append(_row(host, "devices", "NPU %d health %s" % (number, listed[number].get("health")), "health OK",
+                                     "repair or replace NPU %d, or plan other devices" % number))
+    for holder in _holders(facts, npu):
+        if holder["npu"] in planned and holder.get("container") not in names:
+            who = "process %s (%s%s)" % (holder["pid"], holder.get("process") or "?",
+                                         ", container %s" % holder["container"] if holder.get("container") else "")
+            rows.append(_row(host, "devices", "NPU %d held by %s" % (holder["npu"], who), "NPU %d free" % holder["npu"],
+                             "stop it (kill %s; a leftover engine process keeps NPU memory, vLLM #9888)" % holder["pid"]))
+    return rows
+
+
+def _holders(facts, npu):
+    """Device holders from the /proc scan (with their container), plus npu-smi's processes it did not see."""
+    holders = list(facts.get("devices") or [])
+    seen = {(h["npu"], h["pid"]) for h in holders}
+    holders += [{"npu": p["npu"], "pid": p["pid"], "process": p["name"], "container": None}
+                for p in npu.get("processes") or [] if (p["npu"], p["pid"]) not in seen]
+    return holders
+
+
+def _mounts(host, paths, specs, created):
+    rows = []
+    for source in sorted(host_mounts(specs)):
+        if _created(source, specs, created):
+            continue
+        if not (paths.get(source) or {}).get("exists"):
+            rows.append(_row(host, "mount sources", "%s missing" % source, "%s on the host (bind-mounted)" % source,
+                             "create it or install what provides it, or change the variable that mounts it"))
+    for model in model_dirs(specs):
+        seen = paths.get(model) or {}
+        if not seen.get("exists"):
+            if not any(model.startswith(s.rstrip("/") + "/") and not (paths.get(s) or {}).get("exists") for s in host_mounts(specs)):
+                rows.append(_row(host, "mount sources", "model directory %s missing" % model, "the model's weights in %s" % model,
+                                 "copy the model to %s on this host, or fix vllm_engine_model" % model))
+            continue
+        if not seen.get("config_json") or not seen.get("safetensors"):
+            rows.append(_row(host, "mount sources", "model %s has %s" % (model, ", ".join(
+                w for w, ok in (("no config.json", seen.get("config_json")), ("no *.safetensors", seen.get("safetensors"))) if not ok)),
+                "config.json and safetensors weights", "copy the model's weights to %s on this host" % model))
+    return rows
+
+
+def _ports(host, listeners, planned, names):
+    rows = []
+    for entry in planned:
+        if entry["space"] != "host":
+            continue
+        for listener in listeners:
+            if entry["low"] <= listener["port"] <= entry["high"] and listener.get("container") not in names:
+                who = "process %s (%s)" % (listener["pid"], listener.get("process") or "?") if listener.get("pid") else "an unknown process"
+                if listener.get("container"):
+                    who += " in container %s" % listener["container"]
+                rows.append(_row(host, "ports", "port %d held by %s" % (listener["port"], who),
+                                 "port %s free for %s" % (_span(entry), entry["owner"]),
+                                 "stop what holds it, or move the plan's port (%s)" % (entry.get("variable") or entry["owner"])))
+    return rows
+
+
+def _network(host, nic, node):
+    if nic is None or not node:
+        return []
+    name, address = node.get("nic"), node.get("address")
+    if not name:
+        return []
+    if not nic.get("exists"):
+        return [_row(host, "network", "no NIC %s" % name, "NIC %s carrying %s" % (name, address),
+                     "set vllm_engine_nic to the interface that carries %s (ip -br addr)" % address)]
+    rows = []
+    if nic.get("state") not in NIC_UP:
+        rows.append(_row(host, "network", "NIC %s is %s" % (name, nic.get("state")), "NIC %s up" % name, "ip link set %s up" % name))
+    if address not in (nic.get("addresses") or []):
+        rows.append(_row(host, "network", "NIC %s has %s" % (name, ", ".join(nic.get("addresses") or []) or "no IPv4 address"),
+                         "%s on %s (HCCL_IF_IP, VLLM_HOST_IP, the DP address)" % (address, name),
+                         "fix vllm_engine_node_ip / ansible_host or vllm_engine_nic for this host"))
+    return rows
+
+
+def _images(host, present, pulls):
+    rows = []
+    for image, ok in sorted(present.items()):
+        if ok or pulls.get(image) == "pulled":
+            continue
+        rows.append(_row(host, "images", "%s missing; pull failed: %s" % (image, pulls.get(image) or "not tried"),
+                         "%s present" % image, "make the registry reachable, or docker load the image on this host"))
+    return rows
+
+
+def _versions(host, versions, specs, known_bad):
+    rows = []
+    ascend_direct = any('"use_ascend_direct":true' in arg.replace(" ", "") for spec in specs for arg in spec.get("command") or [])
+    for rule in known_bad:
+        if rule.get("when") == "use_ascend_direct" and not ascend_direct:
+            continue
+        found = (versions.get(rule["component"]) or {}).get("version")
+        if found and version_key(found) <= version_key(rule["max_bad"]):
+            rows.append(_row(host, "versions", "%s %s" % (rule["component"], found),
+                             "%s newer than %s" % (rule["component"], rule["max_bad"]), "%s (%s)" % (rule["fix"], rule["why"])))
+    return rows
+
+
+def pull_outcomes(registered):
+    """{image: "pulled" or why not} from the registered result of the pull loop (failed_when false keeps
+    ``failed`` false: a pulled image is the one whose result describes it)."""
+    outcomes = {}
+    for result in (registered or {}).get("results") or []:
+        if result.get("skipped"):
+            continue
+        outcomes[result["item"]] = "pulled" if result.get("image") else (result.get("msg") or "failed").splitlines()[0][:200]
+    return outcomes
+
+
+def summary(host, facts):
+    """One line of what was looked at on the host and the versions found."""
+    parts = []
+    docker = facts.get("docker") or {}
+    if docker:
+        parts.append("docker %s" % (docker.get("version") or "-"))
+    npu = facts.get("npu") or {}
+    if npu.get("tool"):
+        parts.append("npu-smi %s, %d NPUs" % (npu.get("version") or "?", len(npu.get("devices") or {})))
+    for component, seen in sorted((facts.get("versions") or {}).items()):
+        parts.append("%s %s" % (component, seen["version"]))
+    memory = facts.get("memory") or {}
+    if memory.get("available"):
+        parts.append("memory %s free of %s" % (_size(memory["available"]), _size(memory.get("total") or 0)))
+    free = {p: v["free_bytes"] for p, v in (facts.get("paths") or {}).items() if v.get("kind") == "dir" and "free_bytes" in v}
+    if free:
+        least = min(free, key=free.get)
+        parts.append("least free disk %s under %s" % (_size(free[least]), least))
+    return "%s: %s" % (host, "; ".join(parts) or "no facts")
+
+
+def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None):
+    """{"rows": problem rows of every host, "table": printable, "summary": lines}."""
+    rows, lines = [], []
+    by_host = {}
+    for spec in specs:
+        by_host.setdefault(spec["host"], []).append(spec)
+    node_by_host = {node["host"]: node for node in nodes}
+    for host in sorted(set(by_host) | set(facts_by_host)):
+        result = facts_by_host.get(host) or {}
+        if result.get("unreachable") or result.get("failed") or "facts" not in result:
+            rows.append(_row(host, "reachable", (result.get("msg") or "no answer").splitlines()[0], "an answering host",
+                             "check SSH access and that Python 3 runs on it"))
+            continue
+        host_rows, line = check_host(host, result["facts"], by_host.get(host, []), plan, node_by_host.get(host),
+                                     pull_outcomes((pulls_by_host or {}).get(host)), options)
+        rows += host_rows
+        lines.append(line)
+    return {"rows": rows, "table": table(rows), "summary": lines}
+
+
+def table(rows, limit=100):
+    """The rows as aligned text; a cell longer than ``limit`` is cut (the JSON rows keep it whole)."""
+    cut = [tuple(c if len(c) <= limit else c[:limit - 3] + "..." for c in (r["host"], r["check"], r["found"], r["needed"], r["fix"]))
+           for r in rows]
+    lines = [COLUMNS] + cut
+    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS) - 1)]
+    return ["  ".join([cell.ljust(widths[i]) for i, cell in enumerate(line[:-1])] + [line[-1]]) for line in lines]
+
+
+def _list(numbers):
+    return ",".join(str(n) for n in numbers)
+
+
+def _span(entry):
+    return str(entry["low"]) if entry["low"] == entry["high"] else "%d-%d" % (entry["low"], entry["high"])
+
+
+def _size(value):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return "%.0f %s" % (value, unit)
+        value /= 1024.0
+    return str(value)

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Preflight for real (issue 7): faults injected on the four pd_a2 harness nodes, the real
+playbooks run against them. The nodes' npu-smi is the simulated one (tests/harness/sim_host): it
+reports the processes that really hold /dev/davinciN and the health a state file gives."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from conftest import LAB, ROOT, run_playbook
+from harness import containers, node_exec, nodes
+
+INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
+NODE = {"pd_a2_p0": "llmops-pd-a2-p0", "pd_a2_p1": "llmops-pd-a2-p1", "pd_a2_d0": "llmops-pd-a2-d0", "pd_a2_d1": "llmops-pd-a2-d1"}
+MODEL = "/root/.cache/GLM-5.3-Flash-w8a8"
+BAD_IMAGE = "127.0.0.1:5999/llmops-engine:absent"  # a registry on the node's loopback that is not there
+
+
+def sh(host, script):
+    return node_exec(NODE[host], "sh", "-c", script)
+
+
+def background(host, script):
+    subprocess.run(["docker", "exec", "-d", NODE[host], "sh", "-c", script], check=True)
+    for _attempt in range(50):
+        if node_exec(NODE[host], "pgrep", "-f", "^" + script.split("exec ", 1)[-1].split(" 3<")[0]).stdout.strip():
+            return
+    raise AssertionError("%s did not start on %s" % (script, host))
+
+
+# Each fault: (inject, undo, extra playbook args, the row it must produce: host, check, found pattern).
+FAULTS = {
+    "npu_held": (lambda: background("pd_a2_d0", "exec sleep 900 3</dev/davinci2"), lambda: sh("pd_a2_d0", "pkill -f 'sleep 900'"), (),
+                 ("pd_a2_d0", "devices", r"NPU 2 held by process \d+ \(sleep\)")),
+    "npu_missing": (lambda: sh("pd_a2_d1", "rm /dev/davinci5"), lambda: sh("pd_a2_d1", "mknod /dev/davinci5 c 1 3"), (),
+                    ("pd_a2_d1", "devices", r"/dev/davinci5 missing")),
+    "npu_unhealthy": (lambda: sh("pd_a2_d1", "mkdir -p /var/lib/llmops-sim && echo '{\"health\": {\"6\": \"Critical\"}}' > /var/lib/llmops-sim/npu.json"),
+                      lambda: sh("pd_a2_d1", "rm -f /var/lib/llmops-sim/npu.json"), (),
+                      ("pd_a2_d1", "devices", r"NPU 6 health Critical")),
+    "model_missing": (lambda: sh("pd_a2_p1", "mv %s /root/.cache/moved" % MODEL), lambda: sh("pd_a2_p1", "mv /root/.cache/moved %s" % MODEL), (),
+                      ("pd_a2_p1", "mount sources", r"model directory %s missing" % MODEL)),
+    "port_held": (lambda: background("pd_a2_p0", "exec python3 -m http.server 9081"), lambda: sh("pd_a2_p0", "pkill -f 'http.server 9081'"), (),
+                  ("pd_a2_p0", "ports", r"port 9081 held by process \d+ \(python3\)")),
+    "nic_without_address": (lambda: None, lambda: None, ("-e", "vllm_engine_nic=lo"),
+                            ("pd_a2_d0", "network", r"NIC lo has 127\.0\.0\.1")),
+    "image_pull_fails": (lambda: None, lambda: None, ("-e", "vllm_engine_image=" + BAD_IMAGE),
+                         ("pd_a2_p1", "images", re.escape(BAD_IMAGE) + r" missing; pull failed: .+")),
+    "known_bad_version": (lambda: sh("pd_a2_p0", "mkdir -p /usr/local/Ascend/ascend-toolkit/latest && "
+                                     "echo version=8.3.RC1 > /usr/local/Ascend/ascend-toolkit/latest/version.cfg"),
+                          lambda: sh("pd_a2_p0", "rm -rf /usr/local/Ascend/ascend-toolkit"), (),
+                          ("pd_a2_p0", "versions", r"cann 8\.3\.RC1")),
+}
+
+
+def preflight(*extra):
+    return run_playbook("preflight.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *extra, check=False)
+
+
+def deploy(*extra, check=True):
+    return run_playbook("pd_a2.yml", LAB, "-i", str(INVENTORY), *extra, check=check)
+
+
+def rows(output):
+    """The report's rows as (host, check, found) from the debug table."""
+    found = []
+    for line in re.findall(r'^\s+"(pd_a2_\S+\s+.*)",?$', output, re.M):
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) >= 3 and cells[1] in ("container runtime", "devices", "mount sources", "ports", "network", "images", "versions"):
+            found.append(tuple(cells[:3]))
+    return found
+
+
+def matches(found, expected):
+    host, check, pattern = expected
+    return any(h == host and c == check and re.fullmatch(pattern, f) for h, c, f in found)
+
+
+def all_containers():
+    return {host: containers(node, "pd_a2") for host, node in NODE.items()}
+
+
+@pytest.fixture(scope="module")
+def clean_nodes():
+    nodes(INVENTORY, "down")
+    nodes(INVENTORY, "up")
+    yield
+    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2", check=False)
+
+
+def test_clean_nodes_pass_with_a_summary_per_host(clean_nodes):
+    result = preflight()
+    assert result.returncode == 0, result.output[-3000:]
+    assert "preflight of cluster pd_a2: every host is ready for its part of the plan" in result.output
+    assert re.search(r'"pd_a2_d1: docker [\d.]+\S*; npu-smi 23\.0\.6, 8 NPUs; memory', result.output)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_alone_fails_naming_host_check_and_fix(clean_nodes, fault):
+    inject, undo, extra, expected = FAULTS[fault]
+    inject()
+    try:
+        result = preflight(*extra)
+    finally:
+        undo()
+    assert result.returncode != 0
+    found = rows(result.output)
+    assert matches(found, expected), found
+    assert "nothing was started or stopped" in result.output
+    assert all_containers() == {host: {} for host in NODE}
+
+
+def test_several_faults_on_several_hosts_come_in_one_report(clean_nodes):
+    names = ["npu_held", "npu_missing", "model_missing", "port_held", "known_bad_version"]
+    for name in names:
+        FAULTS[name][0]()
+    try:
+        result = preflight()
+    finally:
+        for name in names:
+            FAULTS[name][1]()
+    found = rows(result.output)
+    assert all(matches(found, FAULTS[name][3]) for name in names), found
+    assert "found %d problem(s)" % len(found) in result.output
+
+
+def test_a_deploy_whose_preflight_fails_starts_nothing_and_skip_tags_skips_it(clean_nodes):
+    inject, undo, _extra, expected = FAULTS["model_missing"]
+    inject()
+    try:
+        result = deploy(check=False)
+        assert result.returncode != 0 and matches(rows(result.output), expected)
+        assert all_containers() == {host: {} for host in NODE}
+        skipped = deploy("--skip-tags", "preflight", "--list-tasks")
+        assert "Gather what the plan depends on" not in skipped.output
+        assert "Gather what the plan depends on" in deploy("--list-tasks").output
+    finally:
+        undo()
+
+
+def test_a_rerun_on_the_running_cluster_passes_and_a_failed_one_stops_nothing(clean_nodes):
+    deploy()
+    before = all_containers()
+    result = preflight()
+    assert result.returncode == 0, result.output[-3000:]  # its own containers hold the ports and NPUs
+    inject, undo, _extra, expected = FAULTS["npu_unhealthy"]
+    inject()
+    try:
+        result = deploy("-e", json.dumps({"pd_proxy_extra_flags": {"max-retries": 5}}), check=False)
+    finally:
+        undo()
+    assert result.returncode != 0 and matches(rows(result.output), expected)
+    assert all_containers() == before  # the proxy's change waits; nothing running was stopped

@@ -1,0 +1,183 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Preflight's comparison of each host's facts with its part of the plan, check by check."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as node_facts
+from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
+
+DEVICES = ["/dev/davinci0", "/dev/davinci1", "/dev/davinci_manager"]
+VOLUMES = ["/usr/local/Ascend/driver:/usr/local/Ascend/driver", "/root/.cache:/root/.cache",
+           "/etc/llmops/mooncake/mooncake.json:/etc/llmops/mooncake/mooncake.json:ro"]
+ENGINE = launch.new_spec(name="vllm-decode-dp0", host="d0", image="engine:1",
+                         command=["vllm", "serve", "/root/.cache/GLM", "--port", "9900", "--kv-transfer-config",
+                                  '{"kv_connector":"MooncakeConnectorV2","kv_connector_extra_config":{"use_ascend_direct":true}}'],
+                         env={"ASCEND_RT_VISIBLE_DEVICES": "0,1"}, devices=DEVICES, volumes=VOLUMES,
+                         files={"/etc/llmops/mooncake/mooncake.json": "{}"})
+PLAN = {"hardware": "a2", "ports": {"d0": [{"space": "host", "low": 9900, "high": 9900, "owner": "decode rank 0 API",
+                                            "variable": "vllm_engine_api_port"},
+                                           {"space": "npu", "low": 60000, "high": 60099, "owner": "decode rank 0 HCCL NPU sockets",
+                                            "variable": "x"}]}}
+NODES = [{"host": "d0", "address": "10.0.0.3", "nic": "eth0"}]
+
+
+def good_facts():
+    paths = {d: {"exists": True, "kind": "char"} for d in DEVICES}
+    paths.update({"/usr/local/Ascend/driver": {"exists": True, "kind": "dir", "free_bytes": 10 << 30},
+                  "/root/.cache": {"exists": True, "kind": "dir", "free_bytes": 20 << 30},
+                  "/root/.cache/GLM": {"exists": True, "kind": "dir", "config_json": True, "safetensors": 2, "free_bytes": 20 << 30}})
+    return {"d0": {"facts": {
+        "docker": {"answers": True, "version": "24.0.7", "runtimes": ["runc"], "requests": True},
+        "npu": {"tool": "/usr/local/sbin/npu-smi", "version": "23.0.6", "processes": [],
+                "devices": {"0": {"name": "910B3", "health": "OK"}, "1": {"name": "910B3", "health": "OK"}}},
+        "devices": [], "listeners": [{"port": 22, "pid": 1, "process": "sshd", "container": None}],
+        "paths": paths, "nic": {"exists": True, "state": "up", "addresses": ["10.0.0.3"]},
+        "images": {"engine:1": True}, "memory": {"total": 64 << 30, "available": 60 << 30},
+        "versions": {"driver": {"version": "24.1.rc2", "file": "/usr/local/Ascend/driver/version.info"}},
+    }}}
+
+
+def report(facts, specs=(ENGINE,), plan=None, pulls=None, options=None):
+    return preflight.preflight(facts, list(specs), plan or PLAN, NODES, pulls, options)
+
+
+def only(result):
+    assert len(result["rows"]) == 1, result["table"]
+    return result["rows"][0]
+
+
+def test_a_host_with_what_the_plan_needs_passes_and_is_summarised():
+    result = report(good_facts())
+    assert result["rows"] == []
+    assert result["summary"] == ["d0: docker 24.0.7; npu-smi 23.0.6, 2 NPUs; driver 24.1.rc2; memory 60 GiB free of 64 GiB; "
+                                 "least free disk 10 GiB under /usr/local/Ascend/driver"]
+
+
+@pytest.mark.parametrize("change,check,found", [
+    (lambda f: f["docker"].update(answers=False, error="Cannot connect"), "container runtime", "docker does not answer: Cannot connect"),
+    (lambda f: f["docker"].update(version="19.03.1"), "container runtime", "Docker 19.03.1"),
+    (lambda f: f["docker"].update(requests=False), "container runtime", "python requests missing"),
+    (lambda f: f["paths"].pop("/dev/davinci1"), "devices", "/dev/davinci1 missing"),
+    (lambda f: f["npu"]["devices"]["1"].update(health="Critical"), "devices", "NPU 1 health Critical"),
+    (lambda f: f["npu"]["devices"].pop("1"), "devices", "NPU 1 not listed by npu-smi"),
+    (lambda f: f.update(npu={"tool": None}), "devices", "npu-smi not found"),
+    (lambda f: f["devices"].append({"npu": 1, "pid": 77, "process": "python3", "container": None}), "devices",
+     "NPU 1 held by process 77 (python3)"),
+    (lambda f: f["npu"]["processes"].append({"npu": 0, "pid": 78, "name": "EngineCore", "memory_mb": 1}), "devices",
+     "NPU 0 held by process 78 (EngineCore)"),
+    (lambda f: f["paths"].pop("/usr/local/Ascend/driver"), "mount sources", "/usr/local/Ascend/driver missing"),
+    (lambda f: f["paths"].pop("/root/.cache/GLM"), "mount sources", "model directory /root/.cache/GLM missing"),
+    (lambda f: f["paths"]["/root/.cache/GLM"].update(safetensors=0), "mount sources", "model /root/.cache/GLM has no *.safetensors"),
+    (lambda f: f["listeners"].append({"port": 9900, "pid": 5, "process": "nc", "container": None}), "ports",
+     "port 9900 held by process 5 (nc)"),
+    (lambda f: f["listeners"].append({"port": 9900, "pid": 6, "process": "python3", "container": "old-proxy"}), "ports",
+     "port 9900 held by process 6 (python3) in container old-proxy"),
+    (lambda f: f.update(nic={"exists": False, "state": None, "addresses": []}), "network", "no NIC eth0"),
+    (lambda f: f["nic"].update(state="down"), "network", "NIC eth0 is down"),
+    (lambda f: f["nic"].update(addresses=["10.0.0.9"]), "network", "NIC eth0 has 10.0.0.9"),
+    (lambda f: f["images"].update({"engine:1": False}), "images", "engine:1 missing; pull failed: not tried"),
+    (lambda f: f["versions"].update(cann={"version": "8.3.RC1", "file": "x"}), "versions", "cann 8.3.RC1"),
+])
+def test_each_fault_is_one_row_naming_host_check_and_fix(change, check, found):
+    facts = good_facts()
+    change(facts["d0"]["facts"])
+    row = only(report(facts))
+    assert (row["host"], row["check"], row["found"]) == ("d0", check, found)
+    assert row["needed"] and row["fix"]
+
+
+def test_what_belongs_to_the_plan_is_no_problem():
+    facts = good_facts()
+    own = {"pid": 9, "process": "python3", "container": "vllm-decode-dp0"}
+    facts["d0"]["facts"]["listeners"].append(dict(own, port=9900))  # a re-run: our own container holds its port
+    facts["d0"]["facts"]["devices"].append(dict(own, npu=0))
+    facts["d0"]["facts"]["listeners"].append({"port": 60050, "pid": 3, "process": "x", "container": None})  # NPU port space
+    facts["d0"]["facts"]["npu"]["processes"].append({"npu": 5, "pid": 4, "name": "other", "memory_mb": 1})  # an NPU not planned
+    assert report(facts)["rows"] == []
+
+
+def test_rendered_configs_and_created_directories_need_not_exist_yet():
+    spec = dict(ENGINE, volumes=VOLUMES + ["/data/ucm:/data/ucm"])
+    assert "/etc/llmops/mooncake/mooncake.json" not in preflight.wanted_paths([spec], ["/data/ucm/cache"])
+    assert "/data/ucm" not in preflight.wanted_paths([spec], ["/data/ucm/cache"])
+    assert report(good_facts(), specs=[spec], options={"created": ["/data/ucm/cache", "/data/ucm/log"]})["rows"] == []
+    assert preflight.model_dirs([spec]) == ["/root/.cache/GLM"]
+
+
+def test_a_pulled_image_passes_and_a_failed_pull_says_why():
+    facts = good_facts()
+    facts["d0"]["facts"]["images"]["engine:1"] = False
+    pulled = {"d0": {"results": [{"item": "engine:1", "image": {"Id": "sha256:1"}}]}}
+    assert report(facts, pulls=pulled)["rows"] == []
+    refused = {"d0": {"results": [{"item": "engine:1", "failed": False, "msg": "Error pulling image engine:1 - 500 Server Error"}]}}
+    assert only(report(facts, pulls=refused))["found"] == "engine:1 missing; pull failed: Error pulling image engine:1 - 500 Server Error"
+
+
+def test_known_bad_versions_follow_the_table_and_its_condition():
+    facts = good_facts()
+    facts["d0"]["facts"]["versions"]["cann"] = {"version": "8.2.RC1", "file": "x"}
+    assert "vllm-ascend #5635" in only(report(facts))["fix"]
+    facts["d0"]["facts"]["versions"]["cann"] = {"version": "8.5.0", "file": "x"}
+    assert report(facts)["rows"] == []  # newer than the bad one
+    facts["d0"]["facts"]["versions"]["cann"] = {"version": "8.3.RC1", "file": "x"}
+    without_direct = dict(ENGINE, command=ENGINE["command"][:4])
+    assert report(facts, specs=[without_direct])["rows"] == []  # the rule only applies with use_ascend_direct
+    table = [{"component": "driver", "max_bad": "24.1.rc2", "why": "w", "fix": "f"}]
+    assert only(report(good_facts(), options={"known_bad": table}))["found"] == "driver 24.1.rc2"
+    assert preflight.version_key("8.3.RC1") < preflight.version_key("8.3.RC2") < preflight.version_key("8.3.0")
+    assert preflight.version_key("20.10.24+dfsg1") > preflight.version_key("20.10")
+
+
+def test_h100_needs_the_nvidia_runtime_and_no_npu_smi():
+    facts = good_facts()
+    facts["d0"]["facts"]["npu"] = {"tool": None}
+    spec = dict(ENGINE, devices=[], env={}, gpus=["0"])
+    plan = dict(PLAN, hardware="h100")
+    assert only(report(facts, specs=[spec], plan=plan))["needed"] == "the nvidia runtime"
+    facts["d0"]["facts"]["docker"]["runtimes"] = ["nvidia", "runc"]
+    assert report(facts, specs=[spec], plan=plan)["rows"] == []
+
+
+def test_several_faults_on_several_hosts_come_in_one_report_and_unreachable_hosts_too():
+    facts = good_facts()
+    facts["d0"]["facts"]["nic"]["state"] = "down"
+    facts["d0"]["facts"]["paths"].pop("/dev/davinci0")
+    facts["d1"] = {"unreachable": True, "msg": "Failed to connect to the host via ssh"}
+    specs = [ENGINE, dict(copy.deepcopy(ENGINE), name="vllm-decode-dp1", host="d1")]
+    result = report(facts, specs=specs)
+    assert [(r["host"], r["check"]) for r in result["rows"]] == [("d0", "devices"), ("d0", "network"), ("d1", "reachable")]
+    assert result["table"][0].split() == ["HOST", "CHECK", "FOUND", "NEEDED", "FIX"] and len(result["table"]) == 4
+
+
+def test_proc_is_read_for_listeners_device_holders_and_their_containers(tmp_path):
+    container = "a" * 64
+    (tmp_path / "net").mkdir()
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    (tmp_path / "net" / "tcp").write_text(header + "   0: 00000000:2383 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 4242 1\n"
+                                          "   1: 0100007F:0016 0100007F:9999 01 00000000:00000000 00:00000000 00000000 0 0 4243 1\n")
+    proc = tmp_path / "100"
+    (proc / "fd").mkdir(parents=True)
+    (proc / "comm").write_text("python3\n")
+    (proc / "cgroup").write_text("0::/system.slice/docker-%s.scope\n" % container)
+    os.symlink("socket:[4242]", proc / "fd" / "3")
+    os.symlink("/dev/davinci2", proc / "fd" / "4")
+    procs = node_facts.processes(str(tmp_path))
+    assert node_facts.listening_ports(str(tmp_path)) == {9091: "4242"}
+    assert node_facts.port_holders({9091: "4242"}, procs, {container: "vllm-prefill-dp0"}) == [
+        {"port": 9091, "pid": 100, "process": "python3", "container": "vllm-prefill-dp0"}]
+    assert node_facts.device_holders(procs, {}) == [{"npu": 2, "pid": 100, "process": "python3", "container": None}]
+
+
+def test_meminfo_and_version_files_are_read():
+    assert node_facts.meminfo("MemTotal:  2048 kB\nMemFree: 1 kB\nMemAvailable:  1024 kB\n") == {"total": 2097152, "available": 1048576}
+    assert node_facts.version_value("Version=24.1.rc2\nai_cpu_version=1\n") == "24.1.rc2"
+    assert node_facts.version_value("package_name=x\nversion=8.3.RC1\n") == "8.3.RC1"
+    assert node_facts.version_value("") is None

@@ -49,14 +49,19 @@ def held_devices(facts_by_host, specs):
     return npu.held_devices(facts_by_host, specs)
 
 
-def preflight_paths(specs, created=()):
-    """The host paths node_facts looks at for a host's specs (devices, mount sources, model directories)."""
-    return preflight.wanted_paths(specs, created or ())
+def preflight_gather(specs, created=()):
+    """What node_facts looks at for a host's specs: paths (devices, mount sources, model directories) and NPUs."""
+    return preflight.gather_inputs(specs, created or ())
 
 
-def preflight_report(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None):
-    """Preflight rows, table and per-host summary of a cluster (node_facts results by host)."""
-    return preflight.preflight(facts_by_host, specs, plan, nodes, pulls_by_host, options)
+def preflight_pings(facts_by_host, specs):
+    """{host: pings to send}: prefill nodes to decode nodes, and between the nodes of one DP group."""
+    return preflight.ping_targets(facts_by_host, specs)
+
+
+def preflight_report(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):
+    """Preflight rows, table, per-host summary and ping matrix of a cluster (node_facts results by host)."""
+    return preflight.preflight(facts_by_host, specs, plan, nodes, pulls_by_host, options, pings_by_host)
 
 
 def launch_spec(fields):
@@ -145,7 +150,8 @@ class FilterModule:
             "secret_values": secret_values,
             "secret_strings": secret_strings,
             "held_devices": held_devices,
-            "preflight_paths": preflight_paths,
+            "preflight_gather": preflight_gather,
+            "preflight_pings": preflight_pings,
             "preflight_report": preflight_report,
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,

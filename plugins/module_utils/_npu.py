@@ -70,3 +70,21 @@ def held_devices(facts_by_host, specs):
                                 "next deploy." % (host, process["npu"], process["pid"], process["name"], process["memory_mb"],
                                                   process["pid"]))
     return problems
+
+
+# hccn_tool queries per NPU (the guides' fabric checks) and how each answer is read.
+HCCN_QUERIES = (("link", ["-link", "-g"]), ("health", ["-net_health", "-g"]), ("ip", ["-ip", "-g"]), ("tls", ["-tls", "-g"]))
+
+
+def parse_hccn(what, text):
+    """The value of one hccn_tool answer: link UP/DOWN, net health Success/..., the NPU's IP, the TLS switch (0/1)."""
+    patterns = {"link": r"link status:\s*(\S+)", "health": r"net health status:\s*(\S+)",
+                "ip": r"ipaddr:\s*(\d+\.\d+\.\d+\.\d+)", "tls": r"tls switch\s*\[?\s*(\d+)"}
+    match = re.search(patterns[what], text or "", re.IGNORECASE)
+    return match.group(1) if match else None
+
+
+def parse_ping(text):
+    """True when `hccn_tool -ping` got every packet back."""
+    match = re.search(r"(\d+) packets transmitted, (\d+) received", text or "")
+    return bool(match) and int(match.group(1)) > 0 and match.group(1) == match.group(2)

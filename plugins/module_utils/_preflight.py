@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
+from ansible_collections.llmops.inference.plugins.module_utils._rollout import dp_group
 
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
 DOCKER_MIN = "20.10"
@@ -66,6 +67,11 @@ def model_dirs(specs):
     return sorted(found)
 
 
+def gather_inputs(specs, created=()):
+    """What node_facts needs for a host: the paths to look at, the NPUs whose fabric to read."""
+    return {"paths": wanted_paths(specs, created), "npus": visible_devices(specs)}
+
+
 def wanted_paths(specs, created=()):
     """Host paths node_facts must look at for a host: devices, mount sources, model directories."""
     paths = {d for spec in specs for d in spec.get("devices") or []}
@@ -94,7 +100,94 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
     rows += _network(host, facts.get("nic"), node)
     rows += _images(host, facts.get("images") or {}, pulls or {})
     rows += _versions(host, facts.get("versions") or {}, specs, options.get("known_bad") or [])
+    if options.get("fabric"):
+        rows += _fabric(host, facts.get("fabric") or {}, specs)
     return rows, summary(host, facts)
+
+
+def fabric_applies(plan, specs):
+    """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
+    if plan.get("hardware") == "h100":
+        return False
+    return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any("-prefill-" in s["name"] for s in specs)
+
+
+def _fabric(host, fabric, specs):
+    planned = visible_devices(specs)
+    if not planned:
+        return []
+    if not fabric.get("tool"):
+        return [_row(host, "fabric", "hccn_tool not found", "hccn_tool for NPUs %s" % _list(planned),
+                     "install the Ascend driver (hccn_tool is under /usr/local/Ascend/driver/tools)")]
+    rows = []
+    for npu in planned:
+        seen = (fabric.get("npus") or {}).get(str(npu)) or {}
+        if seen.get("link") != "UP":
+            rows.append(_row(host, "fabric", "NPU %d link %s" % (npu, seen.get("link") or "unknown"), "link UP",
+                             "check the NPU's cable and switch port (hccn_tool -i %d -link -g)" % npu))
+        if seen.get("health") != "Success":
+            rows.append(_row(host, "fabric", "NPU %d net health %s" % (npu, seen.get("health") or "unknown"), "net health Success",
+                             "check the NPU network (hccn_tool -i %d -net_health -g; /etc/hccn.conf)" % npu))
+        if not seen.get("ip"):
+            rows.append(_row(host, "fabric", "NPU %d has no IP" % npu, "an NPU IP (hccn_tool -i %d -ip -g)" % npu,
+                             "configure it (hccn_tool -i %d -ip -s address ... netmask ...)" % npu))
+    return rows
+
+
+def tls_rows(facts_by_host, specs):
+    """The TLS switch must be the same on every planned NPU of every node (vLLM #10224): rows for the odd ones out."""
+    switches = {}
+    for host in sorted({s["host"] for s in specs}):
+        fabric = (((facts_by_host.get(host) or {}).get("facts") or {}).get("fabric")) or {}
+        for npu in visible_devices([s for s in specs if s["host"] == host]):
+            value = ((fabric.get("npus") or {}).get(str(npu)) or {}).get("tls")
+            if value is not None:
+                switches[(host, npu)] = value
+    values = sorted(set(switches.values()))
+    if len(values) < 2:
+        return []
+    common = max(values, key=lambda v: (list(switches.values()).count(v), v))
+    return [_row(host, "fabric", "NPU %d TLS switch %s" % (npu, value), "TLS switch %s, as on the other NPUs" % common,
+                 "align it (hccn_tool -i %d -tls -s enable %s) on every node" % (npu, common))
+            for (host, npu), value in sorted(switches.items()) if value != common]
+
+
+def ping_targets(facts_by_host, specs):
+    """{host: [{"npu", "address", "peer"}]}: the first planned NPU of each prefill node pings one NPU of each
+    decode node, and the nodes of one DP group ping each other."""
+    first_npu, npu_ip = {}, {}
+    for host in {s["host"] for s in specs}:
+        planned = visible_devices([s for s in specs if s["host"] == host])
+        fabric = (((facts_by_host.get(host) or {}).get("facts") or {}).get("fabric")) or {}
+        if planned:
+            first_npu[host] = planned[0]
+            npu_ip[host] = ((fabric.get("npus") or {}).get(str(planned[0])) or {}).get("ip")
+    pairs = set()
+    prefill = sorted({s["host"] for s in specs if "-prefill-" in s["name"]})
+    decode = sorted({s["host"] for s in specs if "-decode-" in s["name"]})
+    pairs |= {(p, d) for p in prefill for d in decode if p != d}
+    groups = {}
+    for spec in specs:
+        groups.setdefault(dp_group(spec), set()).add(spec["host"])
+    pairs |= {(a, b) for hosts in groups.values() for a in hosts for b in hosts if a != b}
+    targets = {}
+    for source, peer in sorted(pairs):
+        if source in first_npu and npu_ip.get(peer):
+            targets.setdefault(source, []).append({"npu": first_npu[source], "address": npu_ip[peer], "peer": peer})
+    return targets
+
+
+def ping_rows(pings_by_host):
+    """A row per failed ping, and the matrix lines (source -> peer: ok / unreachable)."""
+    rows, matrix = [], []
+    for host, pings in sorted(pings_by_host.items()):
+        for ping in pings or []:
+            matrix.append("%s NPU %d -> %s (%s): %s" % (host, ping["npu"], ping["peer"], ping["address"], "ok" if ping["ok"] else "UNREACHABLE"))
+            if not ping["ok"]:
+                rows.append(_row(host, "fabric", "NPU %d cannot reach %s of %s" % (ping["npu"], ping["address"], ping["peer"]),
+                                 "every planned peer NPU reachable", "check the NPU network between the nodes (hccn_tool -i %d "
+                                 "-ping -g address %s; routes in /etc/hccn.conf, switch VLANs)" % (ping["npu"], ping["address"])))
+    return rows, matrix
 
 
 def _runtime(host, docker, plan, options):
@@ -271,9 +364,10 @@ def summary(host, facts):
     return "%s: %s" % (host, "; ".join(parts) or "no facts")
 
 
-def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None):
-    """{"rows": problem rows of every host, "table": printable, "summary": lines}."""
+def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):
+    """{"rows": problem rows of every host, "table": printable, "summary": lines, "matrix": ping lines}."""
     rows, lines = [], []
+    options = dict(options or {}, fabric=fabric_applies(plan, specs))
     by_host = {}
     for spec in specs:
         by_host.setdefault(spec["host"], []).append(spec)
@@ -288,7 +382,12 @@ def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=Non
                                      pull_outcomes((pulls_by_host or {}).get(host)), options)
         rows += host_rows
         lines.append(line)
-    return {"rows": rows, "table": table(rows), "summary": lines}
+    matrix = []
+    if options["fabric"]:
+        rows += tls_rows(facts_by_host, specs)
+        ping_problems, matrix = ping_rows(pings_by_host or {})
+        rows += ping_problems
+    return {"rows": rows, "table": table(rows), "summary": lines, "matrix": matrix}
 
 
 def table(rows, limit=100):

@@ -21,6 +21,8 @@ description:
   - C(paths), C(nic), C(images) - the given host paths, network interface and images.
   - C(memory) - total and available memory, C(/dev/shm) size. C(versions) - Ascend driver, firmware and CANN
     toolkit versions from their info files.
+  - C(fabric) - per NPU of O(npus), what C(hccn_tool) says of its link, network health, IP and TLS switch.
+    C(ping) - whether each ping of O(ping) got every packet back.
   - Reads only.
 author:
   - llmops.inference contributors (@llmops)
@@ -36,8 +38,18 @@ options:
     description: Which facts to gather.
     type: list
     elements: str
-    choices: [npu, docker, listeners, devices, paths, nic, images, memory, versions]
+    choices: [npu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping]
     default: [npu]
+  npus:
+    description: The NPUs whose fabric to look at (C(fabric)) - C(hccn_tool -i N) link, net_health, ip and tls.
+    type: list
+    elements: int
+    default: []
+  ping:
+    description: Pings to send (C(ping)) - each C(npu) pings C(address) with C(hccn_tool -i npu -ping -g address).
+    type: list
+    elements: dict
+    default: []
   cluster:
     description: Cluster name; processes in its containers (C(llmops.cluster) label) are named by container.
     type: str
@@ -82,7 +94,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL
-from ansible_collections.llmops.inference.plugins.module_utils._npu import TOOL_PATHS, parse_npu_smi_info
+from ansible_collections.llmops.inference.plugins.module_utils._npu import (
+    HCCN_QUERIES, TOOL_PATHS, parse_hccn, parse_npu_smi_info, parse_ping)
 
 # Where the Ascend software records its version (first match wins).
 VERSION_FILES = (
@@ -189,11 +202,39 @@ def version_facts():
     return found
 
 
+def fabric_facts(module, npus):
+    tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
+    if tool is None:
+        return {"tool": None}
+    found = {}
+    for npu in npus:
+        entry = {}
+        for what, argv in HCCN_QUERIES:
+            _rc, out, err = module.run_command([tool, "-i", str(npu)] + argv)
+            entry[what] = parse_hccn(what, out + err)
+        found[str(npu)] = entry
+    return {"tool": tool, "npus": found}
+
+
+def ping_facts(module, pings):
+    tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
+    results = []
+    for ping in pings:
+        ok = False
+        if tool:
+            _rc, out, err = module.run_command([tool, "-i", str(ping["npu"]), "-ping", "-g", "address", ping["address"]])
+            ok = parse_ping(out + err)
+        results.append(dict(ping, ok=ok))
+    return results
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             gather=dict(type="list", elements="str", default=["npu"],
-                        choices=["npu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions"]),
+                        choices=["npu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions", "fabric", "ping"]),
+            npus=dict(type="list", elements="int", default=[]),
+            ping=dict(type="list", elements="dict", default=[]),
             cluster=dict(type="str"),
             paths=dict(type="list", elements="str", default=[]),
             nic=dict(type="str"),
@@ -224,6 +265,10 @@ def main():
         facts["memory"] = memory_facts()
     if "versions" in gather:
         facts["versions"] = version_facts()
+    if "fabric" in gather:
+        facts["fabric"] = fabric_facts(module, module.params["npus"])
+    if "ping" in gather:
+        facts["ping"] = ping_facts(module, module.params["ping"])
     module.exit_json(changed=False, facts=facts)
 
 

@@ -34,6 +34,13 @@ def background(host, script):
     raise AssertionError("%s did not start on %s" % (script, host))
 
 
+def hccn_state(host, state):
+    """Write (or with None remove) the simulated hccn_tool's state file on a node."""
+    if state is None:
+        return sh(host, "rm -f /var/lib/llmops-sim/hccn.json")
+    return sh(host, "mkdir -p /var/lib/llmops-sim && echo '%s' > /var/lib/llmops-sim/hccn.json" % json.dumps(state))
+
+
 # Each fault: (inject, undo, extra playbook args, the row it must produce: host, check, found pattern).
 FAULTS = {
     "npu_held": (lambda: background("pd_a2_d0", "exec sleep 900 3</dev/davinci2"), lambda: sh("pd_a2_d0", "pkill -f 'sleep 900'"), (),
@@ -51,6 +58,12 @@ FAULTS = {
                             ("pd_a2_d0", "network", r"NIC lo has 127\.0\.0\.1")),
     "image_pull_fails": (lambda: None, lambda: None, ("-e", "vllm_engine_image=" + BAD_IMAGE),
                          ("pd_a2_p1", "images", re.escape(BAD_IMAGE) + r" missing; pull failed: .+")),
+    "link_down": (lambda: hccn_state("pd_a2_d1", {"link": {"6": "DOWN"}}), lambda: hccn_state("pd_a2_d1", None), (),
+                  ("pd_a2_d1", "fabric", r"NPU 6 link DOWN")),
+    "tls_differs": (lambda: hccn_state("pd_a2_d0", {"tls": {str(n): 1 for n in range(8)}}), lambda: hccn_state("pd_a2_d0", None), (),
+                    ("pd_a2_d0", "fabric", r"NPU 3 TLS switch 1")),
+    "peer_unreachable": (lambda: hccn_state("pd_a2_p0", {"unreachable": ["192.168.44.10"]}), lambda: hccn_state("pd_a2_p0", None), (),
+                         ("pd_a2_p0", "fabric", r"NPU 0 cannot reach 192\.168\.44\.10 of pd_a2_d1")),
     "known_bad_version": (lambda: sh("pd_a2_p0", "mkdir -p /usr/local/Ascend/ascend-toolkit/latest && "
                                      "echo version=8.3.RC1 > /usr/local/Ascend/ascend-toolkit/latest/version.cfg"),
                           lambda: sh("pd_a2_p0", "rm -rf /usr/local/Ascend/ascend-toolkit"), (),
@@ -71,7 +84,8 @@ def rows(output):
     found = []
     for line in re.findall(r'^\s+"(pd_a2_\S+\s+.*)",?$', output, re.M):
         cells = re.split(r"\s{2,}", line.strip())
-        if len(cells) >= 3 and cells[1] in ("container runtime", "devices", "mount sources", "ports", "network", "images", "versions"):
+        if len(cells) >= 3 and cells[1] in ("container runtime", "devices", "mount sources", "ports", "network", "images", "versions",
+                                            "fabric"):
             found.append(tuple(cells[:3]))
     return found
 
@@ -98,6 +112,9 @@ def test_clean_nodes_pass_with_a_summary_per_host(clean_nodes):
     assert result.returncode == 0, result.output[-3000:]
     assert "preflight of cluster pd_a2: every host is ready for its part of the plan" in result.output
     assert re.search(r'"pd_a2_d1: docker [\d.]+\S*; npu-smi 23\.0\.6, 8 NPUs; memory', result.output)
+    # the NPU ping matrix: prefill nodes to decode nodes, and between the nodes of each DP group
+    assert "pd_a2_p0 NPU 0 -> pd_a2_d1 (192.168.44.10): ok" in result.output
+    assert "pd_a2_d1 NPU 0 -> pd_a2_d0 (192.168.43.10): ok" in result.output
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -116,7 +133,7 @@ def test_each_fault_alone_fails_naming_host_check_and_fix(clean_nodes, fault):
 
 
 def test_several_faults_on_several_hosts_come_in_one_report(clean_nodes):
-    names = ["npu_held", "npu_missing", "model_missing", "port_held", "known_bad_version"]
+    names = ["npu_held", "npu_missing", "model_missing", "port_held", "known_bad_version", "link_down", "peer_unreachable"]
     for name in names:
         FAULTS[name][0]()
     try:

@@ -42,6 +42,7 @@ def good_facts():
         "paths": paths, "nic": {"exists": True, "state": "up", "addresses": ["10.0.0.3"]},
         "images": {"engine:1": True}, "memory": {"total": 64 << 30, "available": 60 << 30},
         "versions": {"driver": {"version": "24.1.rc2", "file": "/usr/local/Ascend/driver/version.info"}},
+        "fabric": fabric(octet=3),
     }}}
 
 
@@ -181,3 +182,67 @@ def test_meminfo_and_version_files_are_read():
     assert node_facts.version_value("Version=24.1.rc2\nai_cpu_version=1\n") == "24.1.rc2"
     assert node_facts.version_value("package_name=x\nversion=8.3.RC1\n") == "8.3.RC1"
     assert node_facts.version_value("") is None
+
+
+def fabric(tls=0, link="UP", health="Success", octet=3):
+    return {"tool": "/usr/local/Ascend/driver/tools/hccn_tool",
+            "npus": {str(n): {"link": link, "health": health, "ip": "192.168.%d.%d" % (octet, 10 + n), "tls": str(tls)} for n in (0, 1)}}
+
+
+def pd_facts():
+    """A prefill node p0 and a decode node d0, both as good_facts but for their addresses."""
+    facts = good_facts()
+    facts["p0"] = copy.deepcopy(facts["d0"])
+    facts["p0"]["facts"]["fabric"] = fabric(octet=1)
+    facts["p0"]["facts"]["nic"]["addresses"] = ["10.0.0.1"]
+    return facts
+
+
+PREFILL = dict(copy.deepcopy(ENGINE), name="vllm-prefill-dp0", host="p0")
+PD_NODES = NODES + [{"host": "p0", "address": "10.0.0.1", "nic": "eth0"}]
+PD_PLAN = dict(PLAN, ports={})
+
+
+def pd_report(facts, pings=None):
+    return preflight.preflight(facts, [PREFILL, ENGINE], PD_PLAN, PD_NODES, None, None, pings)
+
+
+def test_fabric_is_checked_for_pd_and_multi_node_ascend_clusters_only():
+    assert preflight.fabric_applies(PD_PLAN, [PREFILL, ENGINE])
+    assert not preflight.fabric_applies(PLAN, [ENGINE])  # one node, no PD
+    assert not preflight.fabric_applies(dict(PLAN, hardware="h100"), [PREFILL, ENGINE])
+    assert pd_report(pd_facts(), {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0", "ok": True}]})["rows"] == []
+
+
+@pytest.mark.parametrize("change,found", [
+    (lambda f: f["d0"]["facts"]["fabric"]["npus"]["1"].update(link="DOWN"), "NPU 1 link DOWN"),
+    (lambda f: f["d0"]["facts"]["fabric"]["npus"]["0"].update(health="Init"), "NPU 0 net health Init"),
+    (lambda f: f["d0"]["facts"]["fabric"]["npus"]["0"].update(ip=None), "NPU 0 has no IP"),
+    (lambda f: f["d0"]["facts"].update(fabric={"tool": None}), "hccn_tool not found"),
+])
+def test_each_fabric_fault_is_a_row(change, found):
+    facts = pd_facts()
+    change(facts)
+    row = only(pd_report(facts))
+    assert (row["host"], row["check"], row["found"]) == ("d0", "fabric", found)
+
+
+def test_tls_must_be_alike_on_every_npu_of_every_node():
+    facts = pd_facts()
+    facts["d0"]["facts"]["fabric"] = fabric(tls=1, octet=3)  # both of d0's NPUs, against p0's two: a tie goes to 1
+    facts["p0"]["facts"]["fabric"]["npus"]["0"]["tls"] = "1"  # now three of four have 1
+    row = only(pd_report(facts))
+    assert (row["host"], row["found"], row["needed"]) == ("p0", "NPU 1 TLS switch 0", "TLS switch 1, as on the other NPUs")
+
+
+def test_the_ping_matrix_goes_from_prefill_to_decode_and_within_dp_groups():
+    facts = pd_facts()
+    assert preflight.ping_targets(facts, [PREFILL, ENGINE]) == {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
+    coordinator = ["--data-parallel-address", "10.0.0.3", "--data-parallel-rpc-port", "1"]
+    group = [dict(ENGINE, command=ENGINE["command"] + coordinator),
+             dict(PREFILL, name="vllm-decode-dp1", command=ENGINE["command"] + coordinator)]
+    assert preflight.ping_targets(facts, group) == {"d0": [{"npu": 0, "address": "192.168.1.10", "peer": "p0"}],
+                                                    "p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
+    result = pd_report(facts, {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0", "ok": False}]})
+    assert only(result)["found"] == "NPU 0 cannot reach 192.168.3.10 of d0"
+    assert result["matrix"] == ["p0 NPU 0 -> d0 (192.168.3.10): UNREACHABLE"]

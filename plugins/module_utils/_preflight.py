@@ -102,7 +102,50 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
     rows += _versions(host, facts.get("versions") or {}, specs, options.get("known_bad") or [])
     if options.get("fabric"):
         rows += _fabric(host, facts.get("fabric") or {}, specs)
+    rows += _memory(host, facts.get("memory") or {}, specs)
     return rows, summary(host, facts)
+
+
+SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def size_bytes(text):
+    """Bytes of a size as Docker (500g) and the pool configs (8GB, 20GB) write it; 1024-based; None if unreadable."""
+    match = SIZE.match(str(text or ""))
+    if not match:
+        return None
+    return int(float(match.group(1)) * 1024 ** "bkmgt".index((match.group(2) or "b").lower()))
+
+
+def pool_bytes(spec):
+    """Host memory the KV pool takes for one engine container: the per-worker size of its Mooncake global segment
+    or Memcache DRAM pool (its rendered config), times its workers (the NPUs it is given, at least one)."""
+    per_worker = 0
+    for path, content in (spec.get("files") or {}).items():
+        if path.endswith(".json"):
+            match = re.search(r'"global_segment_size"\s*:\s*"?([^",}]+)', content)
+        else:
+            match = re.search(r"^ock\.mmc\.local_service\.dram\.size\s*=\s*(\S+)", content, re.M)
+        if match:
+            per_worker += size_bytes(match.group(1)) or 0
+    return per_worker * max(1, len(visible_devices([spec])) or len(spec.get("gpus") or []))
+
+
+def _memory(host, memory, specs):
+    """The KV pool's host memory must be available; a container's shared memory limit must fit in the host."""
+    rows = []
+    total, available = memory.get("total"), memory.get("available")
+    pool = sum(pool_bytes(spec) for spec in specs)
+    if pool and available is not None and pool > available:
+        rows.append(_row(host, "memory", "%s available" % _size(available), "%s for the KV pool of this host's engines" % _size(pool),
+                         "free memory, or lower mooncake_master_segment_size / memcache_pool_dram_size"))
+    for spec in specs:
+        shm = size_bytes(spec.get("shm_size"))
+        if shm and total and shm > total:
+            rows.append(_row(host, "memory", "%s of memory in all" % _size(total), "shm_size %s for %s" % (spec["shm_size"], spec["name"]),
+                             "lower the shm_size (ascend_driver_overrides: {shm_size: ...})"))
+            break
+    return rows
 
 
 def fabric_applies(plan, specs):

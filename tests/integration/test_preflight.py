@@ -64,6 +64,8 @@ FAULTS = {
                     ("pd_a2_d0", "fabric", r"NPU 3 TLS switch 1")),
     "peer_unreachable": (lambda: hccn_state("pd_a2_p0", {"unreachable": ["192.168.44.10"]}), lambda: hccn_state("pd_a2_p0", None), (),
                          ("pd_a2_p0", "fabric", r"NPU 0 cannot reach 192\.168\.44\.10 of pd_a2_d1")),
+    "shm_too_large": (lambda: None, lambda: None, ("-e", json.dumps({"ascend_driver_overrides": {"privileged": False, "shm_size": "900g"}})),
+                      ("pd_a2_d0", "memory", r"\d+ GiB of memory in all")),
     "known_bad_version": (lambda: sh("pd_a2_p0", "mkdir -p /usr/local/Ascend/ascend-toolkit/latest && "
                                      "echo version=8.3.RC1 > /usr/local/Ascend/ascend-toolkit/latest/version.cfg"),
                           lambda: sh("pd_a2_p0", "rm -rf /usr/local/Ascend/ascend-toolkit"), (),
@@ -85,7 +87,7 @@ def rows(output):
     for line in re.findall(r'^\s+"(pd_a2_\S+\s+.*)",?$', output, re.M):
         cells = re.split(r"\s{2,}", line.strip())
         if len(cells) >= 3 and cells[1] in ("container runtime", "devices", "mount sources", "ports", "network", "images", "versions",
-                                            "fabric"):
+                                            "fabric", "memory"):
             found.append(tuple(cells[:3]))
     return found
 

@@ -246,3 +246,17 @@ def test_the_ping_matrix_goes_from_prefill_to_decode_and_within_dp_groups():
     result = pd_report(facts, {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0", "ok": False}]})
     assert only(result)["found"] == "NPU 0 cannot reach 192.168.3.10 of d0"
     assert result["matrix"] == ["p0 NPU 0 -> d0 (192.168.3.10): UNREACHABLE"]
+
+
+def test_the_kv_pool_must_fit_in_available_memory_and_shm_in_the_host():
+    mooncake = dict(ENGINE, files={"/etc/llmops/mooncake/mooncake.json": '{"global_segment_size": "8GB", "protocol": "ascend"}'})
+    memcache = dict(ENGINE, files={"/etc/llmops/mooncake/mooncake.json": "{}",
+                                   "/etc/llmops/memcache/mmc-local.conf": "ock.mmc.local_service.dram.size = 20GB\n"})
+    assert preflight.pool_bytes(mooncake) == 16 << 30  # two workers (NPUs 0 and 1) x 8 GB
+    assert preflight.pool_bytes(memcache) == 40 << 30 and preflight.pool_bytes(ENGINE) == 0
+    assert preflight.size_bytes("500g") == 500 << 30 and preflight.size_bytes("1024GB") == 1 << 40 and preflight.size_bytes("x") is None
+    assert report(good_facts(), specs=[mooncake])["rows"] == []  # 16 GB of 60 GB available
+    row = only(report(good_facts(), specs=[memcache, dict(memcache, name="vllm-decode-dp1")]))
+    assert (row["check"], row["found"], row["needed"]) == ("memory", "60 GiB available", "80 GiB for the KV pool of this host's engines")
+    row = only(report(good_facts(), specs=[dict(ENGINE, shm_size="500g")]))
+    assert (row["found"], row["needed"]) == ("64 GiB of memory in all", "shm_size 500g for vllm-decode-dp0")

@@ -68,8 +68,9 @@ def model_dirs(specs):
 
 
 def gather_inputs(specs, created=()):
-    """What node_facts needs for a host: the paths to look at, the NPUs whose fabric to read."""
-    return {"paths": wanted_paths(specs, created), "npus": visible_devices(specs)}
+    """What node_facts needs for a host: the paths to look at (with the UCM storage, for its free space), the NPUs
+    whose fabric to read."""
+    return {"paths": sorted(set(wanted_paths(specs, created)) | set(ucm_storage(specs))), "npus": visible_devices(specs)}
 
 
 def wanted_paths(specs, created=()):
@@ -103,7 +104,33 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
     if options.get("fabric"):
         rows += _fabric(host, facts.get("fabric") or {}, specs)
     rows += _memory(host, facts.get("memory") or {}, specs)
+    rows += _ucm_space(host, facts.get("paths") or {}, specs)
     return rows, summary(host, facts)
+
+
+def ucm_storage(specs):
+    """{storage backend host path: posix_capacity_gb} of the UCM YAML the specs mount (rendered config)."""
+    found = {}
+    for spec in specs:
+        for content in (spec.get("files") or {}).values():
+            if "ucm_connectors" not in content:
+                continue
+            backends = re.search(r"storage_backends:\s*['\"]?([^'\"\n]+)", content)
+            capacity = re.search(r"posix_capacity_gb:\s*(\d+)", content)
+            for path in (backends.group(1).strip().split(":") if backends else []):
+                found[path] = int(capacity.group(1)) if capacity else 0
+    return found
+
+
+def _ucm_space(host, paths, specs):
+    """With a posix_capacity_gb set, UCM fills its storage up to it: the file system must have that much free."""
+    rows = []
+    for path, capacity in sorted(ucm_storage(specs).items()):
+        free = (paths.get(path) or {}).get("free_bytes")
+        if capacity and free is not None and free < capacity << 30:
+            rows.append(_row(host, "mount sources", "%s free under %s" % (_size(free), path), "posix_capacity_gb %d" % capacity,
+                             "free space there, or lower posix_capacity_gb in ucm_cache_config"))
+    return rows
 
 
 SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -259,9 +286,11 @@ def _devices(host, facts, specs, plan, names):
         if not seen.get("exists") or seen.get("kind") != "char":
             rows.append(_row(host, "devices", "%s %s" % (device, "is no device" if seen.get("exists") else "missing"),
                              "%s (a character device)" % device, "check the NPU driver is installed and loaded (npu-smi info)"))
+    if plan.get("hardware") == "h100":
+        return rows + _gpus(host, facts.get("gpu") or {}, specs)
     planned = visible_devices(specs)
     npu = facts.get("npu") or {}
-    if plan.get("hardware") != "h100" and planned:
+    if planned:
         if not npu.get("tool"):
             rows.append(_row(host, "devices", "npu-smi not found", "npu-smi listing NPUs %s" % _list(planned),
                              "install the Ascend driver (npu-smi comes with it)"))
@@ -283,6 +312,20 @@ def _devices(host, facts, specs, plan, names):
                                          ", container %s" % holder["container"] if holder.get("container") else "")
             rows.append(_row(host, "devices", "NPU %d held by %s" % (holder["npu"], who), "NPU %d free" % holder["npu"],
                              "stop it (kill %s; a leftover engine process keeps NPU memory, vLLM #9888)" % holder["pid"]))
+    return rows
+
+
+def _gpus(host, gpu, specs):
+    planned = sorted({g for spec in specs for g in spec.get("gpus") or []})
+    if not planned:
+        return []
+    if not gpu.get("tool") or gpu.get("error"):
+        return [_row(host, "devices", gpu.get("error") or "nvidia-smi not found", "nvidia-smi listing GPUs %s" % ",".join(planned),
+                     "install the NVIDIA driver and check it (nvidia-smi)")]
+    rows = [_row(host, "devices", "GPU %s not listed by nvidia-smi" % g, "GPU %s" % g, "check the GPU (nvidia-smi) or plan other GPUs")
+            for g in planned if g not in gpu.get("gpus", [])]
+    rows += [_row(host, "devices", "GPU %s busy with process %s (%s)" % (p["gpu"], p["pid"], p["name"]), "GPU %s free" % p["gpu"],
+                  "stop it (kill %s) before the deploy" % p["pid"]) for p in gpu.get("processes") or [] if p.get("gpu") in planned]
     return rows
 
 
@@ -400,7 +443,7 @@ def summary(host, facts):
     memory = facts.get("memory") or {}
     if memory.get("available"):
         parts.append("memory %s free of %s" % (_size(memory["available"]), _size(memory.get("total") or 0)))
-    free = {p: v["free_bytes"] for p, v in (facts.get("paths") or {}).items() if v.get("kind") == "dir" and "free_bytes" in v}
+    free = {p: v["free_bytes"] for p, v in (facts.get("paths") or {}).items() if v.get("kind") in ("dir", None) and "free_bytes" in v}
     if free:
         least = min(free, key=free.get)
         parts.append("least free disk %s under %s" % (_size(free[least]), least))

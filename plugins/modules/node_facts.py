@@ -13,7 +13,8 @@ version_added: 0.1.0
 description:
   - Returns structured facts; the comparison with the plan happens on the controller (filters of the collection).
   - C(npu) - the C(npu-smi) found (on the PATH or where the Ascend driver installs it), its version, each NPU's name
-    and health, and every process using an NPU (C(npu-smi info)).
+    and health, and every process using an NPU (C(npu-smi info)). C(gpu) - the GPUs C(nvidia-smi) lists and the
+    processes using them.
   - C(docker) - the engine's server version, whether it answers, its runtimes (nvidia for GPUs), and whether the
     Python C(requests) library community.docker needs on the host imports.
   - C(listeners) - every listening TCP port with the process and, for the cluster's containers, the container holding
@@ -38,7 +39,7 @@ options:
     description: Which facts to gather.
     type: list
     elements: str
-    choices: [npu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping]
+    choices: [npu, gpu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping]
     default: [npu]
   npus:
     description: The NPUs whose fabric to look at (C(fabric)) - C(hccn_tool -i N) link, net_health, ip and tls.
@@ -116,6 +117,22 @@ def npu_facts(module):
     return dict(parse_npu_smi_info(out), tool=tool)
 
 
+def gpu_facts(module):
+    """GPUs and the processes using them, from nvidia-smi (H100 hosts)."""
+    tool = module.get_bin_path("nvidia-smi")
+    if tool is None:
+        return {"tool": None}
+    rc, out, err = module.run_command([tool, "--query-gpu=index,uuid,name", "--format=csv,noheader"])
+    if rc != 0:
+        return {"tool": tool, "error": (err or out).strip()[:300]}
+    gpus = [dict(zip(("index", "uuid", "name"), (c.strip() for c in line.split(",")))) for line in out.splitlines() if line.strip()]
+    rc, out, _err = module.run_command([tool, "--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"])
+    apps = [dict(zip(("uuid", "pid", "name"), (c.strip() for c in line.split(",")))) for line in out.splitlines() if line.strip()]
+    index = {gpu["uuid"]: gpu["index"] for gpu in gpus}
+    return {"tool": tool, "gpus": [gpu["index"] for gpu in gpus],
+            "processes": [{"gpu": index.get(app["uuid"]), "pid": app["pid"], "name": app["name"]} for app in apps]}
+
+
 def docker_facts(module):
     docker = module.get_bin_path("docker")
     facts = {"binary": docker, "answers": False, "version": None, "runtimes": [], "requests": False}
@@ -147,6 +164,12 @@ def cluster_containers(module, cluster):
 def path_facts(path):
     facts = {"exists": os.path.exists(path)}
     if not facts["exists"]:
+        # where it will be created: the free space of its nearest existing parent
+        parent = os.path.dirname(path.rstrip("/")) or "/"
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent) or "/"
+        usage = os.statvfs(parent)
+        facts["free_bytes"] = usage.f_bavail * usage.f_frsize
         return facts
     mode = os.stat(path).st_mode
     facts["kind"] = "char" if stat.S_ISCHR(mode) else "dir" if stat.S_ISDIR(mode) else "file"
@@ -232,7 +255,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             gather=dict(type="list", elements="str", default=["npu"],
-                        choices=["npu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions", "fabric", "ping"]),
+                        choices=["npu", "gpu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions", "fabric",
+                                 "ping"]),
             npus=dict(type="list", elements="int", default=[]),
             ping=dict(type="list", elements="dict", default=[]),
             cluster=dict(type="str"),
@@ -246,6 +270,8 @@ def main():
     facts = {}
     if "npu" in gather:
         facts["npu"] = npu_facts(module)
+    if "gpu" in gather:
+        facts["gpu"] = gpu_facts(module)
     if "docker" in gather:
         facts["docker"] = docker_facts(module)
     if gather & {"listeners", "devices"}:

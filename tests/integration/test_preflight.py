@@ -66,6 +66,8 @@ FAULTS = {
                          ("pd_a2_p0", "fabric", r"NPU 0 cannot reach 192\.168\.44\.10 of pd_a2_d1")),
     "shm_too_large": (lambda: None, lambda: None, ("-e", json.dumps({"ascend_driver_overrides": {"privileged": False, "shm_size": "900g"}})),
                       ("pd_a2_d0", "memory", r"\d+ GiB of memory in all")),
+    "docker_too_old": (lambda: None, lambda: None, ("-e", "llmops_preflight_docker_min=99.0"),
+                       ("pd_a2_p1", "container runtime", r"Docker 20\.10\.\S+")),
     "known_bad_version": (lambda: sh("pd_a2_p0", "mkdir -p /usr/local/Ascend/ascend-toolkit/latest && "
                                      "echo version=8.3.RC1 > /usr/local/Ascend/ascend-toolkit/latest/version.cfg"),
                           lambda: sh("pd_a2_p0", "rm -rf /usr/local/Ascend/ascend-toolkit"), (),

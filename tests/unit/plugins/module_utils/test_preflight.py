@@ -140,6 +140,7 @@ def test_known_bad_versions_follow_the_table_and_its_condition():
 def test_h100_needs_the_nvidia_runtime_and_no_npu_smi():
     facts = good_facts()
     facts["d0"]["facts"]["npu"] = {"tool": None}
+    facts["d0"]["facts"]["gpu"] = {"tool": "/usr/bin/nvidia-smi", "gpus": ["0"], "processes": []}
     spec = dict(ENGINE, devices=[], env={}, gpus=["0"])
     plan = dict(PLAN, hardware="h100")
     assert only(report(facts, specs=[spec], plan=plan))["needed"] == "the nvidia runtime"
@@ -260,3 +261,29 @@ def test_the_kv_pool_must_fit_in_available_memory_and_shm_in_the_host():
     assert (row["check"], row["found"], row["needed"]) == ("memory", "60 GiB available", "80 GiB for the KV pool of this host's engines")
     row = only(report(good_facts(), specs=[dict(ENGINE, shm_size="500g")]))
     assert (row["found"], row["needed"]) == ("64 GiB of memory in all", "shm_size 500g for vllm-decode-dp0")
+
+
+def test_h100_gpus_must_be_listed_and_idle():
+    facts = good_facts()
+    facts["d0"]["facts"]["docker"]["runtimes"] = ["nvidia"]
+    facts["d0"]["facts"]["gpu"] = {"tool": "/usr/bin/nvidia-smi", "gpus": ["0", "1"], "processes": []}
+    spec = dict(ENGINE, devices=[], env={}, gpus=["0", "1"])
+    plan = dict(PLAN, hardware="h100")
+    assert report(facts, specs=[spec], plan=plan)["rows"] == []
+    facts["d0"]["facts"]["gpu"]["processes"] = [{"gpu": "1", "pid": "321", "name": "python"}]
+    assert only(report(facts, specs=[spec], plan=plan))["found"] == "GPU 1 busy with process 321 (python)"
+    facts["d0"]["facts"]["gpu"] = {"tool": "/usr/bin/nvidia-smi", "gpus": ["0"], "processes": []}
+    assert only(report(facts, specs=[spec], plan=plan))["found"] == "GPU 1 not listed by nvidia-smi"
+
+
+def test_ucm_storage_must_have_room_for_its_posix_capacity():
+    yaml_text = "ucm_connectors:\n- ucm_connector_config:\n    storage_backends: /data/ucm/cache\n    posix_capacity_gb: {cap}\n"
+    spec = dict(ENGINE, files=dict(ENGINE["files"], **{"/etc/llmops/ucm/ucm.yaml": yaml_text.format(cap=100)}))
+    assert preflight.ucm_storage([spec]) == {"/data/ucm/cache": 100}
+    assert "/data/ucm/cache" in preflight.gather_inputs([spec], ["/data/ucm/cache"])["paths"]
+    facts = good_facts()
+    facts["d0"]["facts"]["paths"]["/data/ucm/cache"] = {"exists": False, "free_bytes": 50 << 30}
+    row = only(report(facts, specs=[spec], options={"created": ["/data/ucm/cache"]}))
+    assert (row["found"], row["needed"]) == ("50 GiB free under /data/ucm/cache", "posix_capacity_gb 100")
+    no_gc = dict(ENGINE, files=dict(ENGINE["files"], **{"/etc/llmops/ucm/ucm.yaml": yaml_text.format(cap=0)}))
+    assert report(facts, specs=[no_gc], options={"created": ["/data/ucm/cache"]})["rows"] == []

@@ -32,6 +32,22 @@ def listening_ports(proc="/proc"):
     return found
 
 
+def port_ranges(proc="/proc"):
+    """{"ephemeral": [low, high], "reserved": [[low, high], ...]} of the host's IPv4 sysctls."""
+    def read(name):
+        try:
+            with open(os.path.join(proc, "sys", "net", "ipv4", name), encoding="ascii") as handle:
+                return handle.read().strip()
+        except OSError:
+            return ""
+    ephemeral = [int(p) for p in read("ip_local_port_range").split()[:2]] or None
+    reserved = []
+    for part in filter(None, read("ip_local_reserved_ports").split(",")):
+        low, _sep, high = part.partition("-")
+        reserved.append([int(low), int(high or low)])
+    return {"ephemeral": ephemeral, "reserved": reserved}
+
+
 def processes(proc="/proc"):
     """{pid: {"name", "container", "sockets": set of inodes, "devices": set of NPU numbers}} of every process."""
     found = {}

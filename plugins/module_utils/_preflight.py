@@ -429,7 +429,23 @@ def pull_outcomes(registered):
     return outcomes
 
 
-def summary(host, facts):
+def ephemeral_ports(planned, ranges):
+    """The planned host port spans that lie in the ephemeral range and are not reserved: an outgoing connection may
+    take one of them first, and the engine then fails to bind it."""
+    ephemeral = (ranges or {}).get("ephemeral")
+    if not ephemeral:
+        return []
+    reserved = (ranges or {}).get("reserved") or []
+    exposed = []
+    for entry in planned:
+        if entry["space"] != "host" or entry["high"] < ephemeral[0] or entry["low"] > ephemeral[1]:
+            continue
+        if not any(low <= entry["low"] and entry["high"] <= high for low, high in reserved):
+            exposed.append(_span(entry))
+    return exposed
+
+
+def summary(host, facts, planned=()):
     """One line of what was looked at on the host and the versions found."""
     parts = []
     docker = facts.get("docker") or {}
@@ -447,6 +463,10 @@ def summary(host, facts):
     if free:
         least = min(free, key=free.get)
         parts.append("least free disk %s under %s" % (_size(free[least]), least))
+    exposed = ephemeral_ports(planned, facts.get("port_ranges"))
+    if exposed:
+        parts.append("note: planned ports %s lie in the ephemeral range %d-%d; reserve them (sysctl net.ipv4.ip_local_reserved_ports)"
+                     % (", ".join(sorted(set(exposed))), facts["port_ranges"]["ephemeral"][0], facts["port_ranges"]["ephemeral"][1]))
     return "%s: %s" % (host, "; ".join(parts) or "no facts")
 
 

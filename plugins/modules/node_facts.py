@@ -18,7 +18,7 @@ description:
   - C(docker) - the engine's server version, whether it answers, its runtimes (nvidia for GPUs), and whether the
     Python C(requests) library community.docker needs on the host imports.
   - C(listeners) - every listening TCP port with the process and, for the cluster's containers, the container holding
-    it. C(devices) - every process holding a C(/dev/davinciN) open, with its container.
+    it; and C(port_ranges), the ephemeral port range and the reserved ports. C(devices) - every process holding a C(/dev/davinciN) open, with its container.
   - C(paths), C(nic), C(images) - the given host paths, network interface and images.
   - C(memory) - total and available memory, C(/dev/shm) size. C(versions) - Ascend driver, firmware and CANN
     toolkit versions from their info files.
@@ -86,6 +86,7 @@ facts:
   type: dict
 """
 
+import concurrent.futures
 import glob
 import json
 import os
@@ -229,26 +230,26 @@ def fabric_facts(module, npus):
     tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
     if tool is None:
         return {"tool": None}
-    found = {}
-    for npu in npus:
-        entry = {}
-        for what, argv in HCCN_QUERIES:
-            _rc, out, err = module.run_command([tool, "-i", str(npu)] + argv)
-            entry[what] = parse_hccn(what, out + err)
-        found[str(npu)] = entry
+    queries = [(npu, what, [tool, "-i", str(npu)] + argv) for npu in npus for what, argv in HCCN_QUERIES]
+    found = {str(npu): {} for npu in npus}
+    for (npu, what, _argv), (_rc, out, err) in zip(queries, parallel(module, [q[2] for q in queries])):
+        found[str(npu)][what] = parse_hccn(what, out + err)
     return {"tool": tool, "npus": found}
+
+
+def parallel(module, commands):
+    """run_command results of the commands, in order, at most 8 at a time: hccn_tool answers each query
+    after a round trip to the NPU, and a node has 8 or 16 NPUs of 4 queries each."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(module.run_command, commands))
 
 
 def ping_facts(module, pings):
     tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
-    results = []
-    for ping in pings:
-        ok = False
-        if tool:
-            _rc, out, err = module.run_command([tool, "-i", str(ping["npu"]), "-ping", "-g", "address", ping["address"]])
-            ok = parse_ping(out + err)
-        results.append(dict(ping, ok=ok))
-    return results
+    if tool is None:
+        return [dict(ping, ok=False) for ping in pings]
+    answers = parallel(module, [[tool, "-i", str(ping["npu"]), "-ping", "-g", "address", ping["address"]] for ping in pings])
+    return [dict(ping, ok=parse_ping(out + err)) for ping, (_rc, out, err) in zip(pings, answers)]
 
 
 def main():
@@ -279,6 +280,7 @@ def main():
         procs = _node.processes()
         if "listeners" in gather:
             facts["listeners"] = _node.port_holders(_node.listening_ports(), procs, containers)
+            facts["port_ranges"] = _node.port_ranges()
         if "devices" in gather:
             facts["devices"] = _node.device_holders(procs, containers)
     if "paths" in gather:

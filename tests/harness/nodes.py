@@ -26,6 +26,7 @@ NETWORK = "llmops-net"
 SUBNET = "10.213.7.0/24"
 NODE_IMAGE = "llmops-node:test"
 ENGINE_IMAGE = "llmops-engine:test"
+RESERVED_PORTS = "5000-13000,30000-40000,50000-50100,60000-60999"
 LABEL = "llmops.harness"
 BUILD = pathlib.Path(__file__).resolve().parents[2] / ".build" / "harness"
 
@@ -89,6 +90,9 @@ def start_node(name, address, npus):
            "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
            "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
            "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", name + "-docker:/var/lib/docker", "--tmpfs", "/run",
+           # the ports the harness plans use (API, DP RPC, pool, Mooncake kv_port ranges, HCCL ranges) kept out of
+           # the ephemeral range, as operators should (a kv_port an outgoing connection took fails to bind)
+           "--sysctl", "net.ipv4.ip_local_reserved_ports=" + RESERVED_PORTS,
            "-e", "NODE_NPUS=%d" % npus, "--label", LABEL + "=1", NODE_IMAGE)
 
 

@@ -287,3 +287,19 @@ def test_ucm_storage_must_have_room_for_its_posix_capacity():
     assert (row["found"], row["needed"]) == ("50 GiB free under /data/ucm/cache", "posix_capacity_gb 100")
     no_gc = dict(ENGINE, files=dict(ENGINE["files"], **{"/etc/llmops/ucm/ucm.yaml": yaml_text.format(cap=0)}))
     assert report(facts, specs=[no_gc], options={"created": ["/data/ucm/cache"]})["rows"] == []
+
+
+def test_planned_ports_in_the_ephemeral_range_are_noted_unless_reserved(tmp_path):
+    planned = [{"space": "host", "low": 36680, "high": 36695, "owner": "x"}, {"space": "host", "low": 9081, "high": 9081, "owner": "y"},
+               {"space": "npu", "low": 60000, "high": 60099, "owner": "z"}]
+    ranges = {"ephemeral": [32768, 60999], "reserved": []}
+    assert preflight.ephemeral_ports(planned, ranges) == ["36680-36695"]
+    assert preflight.ephemeral_ports(planned, dict(ranges, reserved=[[30000, 40000]])) == []
+    facts = good_facts()["d0"]["facts"]
+    line = preflight.summary("d0", dict(facts, port_ranges=ranges), planned)
+    assert line.endswith("note: planned ports 36680-36695 lie in the ephemeral range 32768-60999; reserve them "
+                         "(sysctl net.ipv4.ip_local_reserved_ports)")
+    (tmp_path / "sys" / "net" / "ipv4").mkdir(parents=True)
+    (tmp_path / "sys" / "net" / "ipv4" / "ip_local_port_range").write_text("32768\t60999\n")
+    (tmp_path / "sys" / "net" / "ipv4" / "ip_local_reserved_ports").write_text("5000-13000,50088\n")
+    assert node_facts.port_ranges(str(tmp_path)) == {"ephemeral": [32768, 60999], "reserved": [[5000, 13000], [50088, 50088]]}

@@ -30,7 +30,8 @@ def state():
 
 
 def node_octet():
-    for line in os.popen("ip -4 -o addr show scope global").read().splitlines():
+    """The last octet of the node's harness address (eth0; the node's own Docker bridge is not it)."""
+    for line in os.popen("ip -4 -o addr show dev eth0").read().splitlines():
         match = re.search(r"inet (\d+)\.(\d+)\.(\d+)\.(\d+)/", line)
         if match:
             return int(match.group(4))

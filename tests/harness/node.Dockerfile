@@ -2,15 +2,15 @@
 FROM llmops-node-base:test
 COPY node-entrypoint.sh /usr/local/sbin/node-entrypoint
 # Simulated host tools (tests only): npu-smi reports the processes really holding /dev/davinciN;
-# hccn_tool answers link, health, ip, tls and ping queries from a state file the tests write.
-COPY sim_host/npu_smi.py sim_host/hccn_tool.py /usr/local/lib/llmops-sim/
+# hccn_tool answers link, health, ip, tls and ping queries from state files the tests write.
+COPY sim_host/npu_smi.py /usr/local/lib/llmops-sim/
+COPY sim_host/hccn_tool.sh /usr/local/Ascend/driver/tools/hccn_tool
 # What an Ascend node has that the engine containers mount (empty stand-ins), and the seeds' model
 # directories with a config.json and an empty weights file: real weights never exist here.
 RUN mkdir -p /usr/local/Ascend/driver/tools /usr/local/Ascend/driver/lib64 /usr/local/Ascend/firmware /usr/local/sbin \
         /usr/local/dcmi /etc/hixlep /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp \
  && printf '#!/bin/sh\nexec python3 /usr/local/lib/llmops-sim/npu_smi.py "$@"\n' >/usr/local/sbin/npu-smi \
  && chmod 755 /usr/local/sbin/npu-smi && ln -s /usr/local/sbin/npu-smi /usr/local/bin/npu-smi \
- && printf '#!/bin/sh\nexec python3 /usr/local/lib/llmops-sim/hccn_tool.py "$@"\n' >/usr/local/Ascend/driver/tools/hccn_tool \
  && chmod 755 /usr/local/Ascend/driver/tools/hccn_tool \
  && touch /usr/local/Ascend/driver/version.info /etc/hccn.conf /etc/ascend_install.info \
  && for model in /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp; do \

@@ -35,10 +35,17 @@ def background(host, script):
 
 
 def hccn_state(host, state):
-    """Write (or with None remove) the simulated hccn_tool's state file on a node."""
+    """Write (or with None remove) the simulated hccn_tool's state files on a node: {"link": {"6": "DOWN"}, ...,
+    "unreachable": [addresses]}."""
     if state is None:
-        return sh(host, "rm -f /var/lib/llmops-sim/hccn.json")
-    return sh(host, "mkdir -p /var/lib/llmops-sim && echo '%s' > /var/lib/llmops-sim/hccn.json" % json.dumps(state))
+        return sh(host, "rm -rf /var/lib/llmops-sim/hccn")
+    lines = ["mkdir -p /var/lib/llmops-sim/hccn"]
+    for key, values in state.items():
+        if key == "unreachable":
+            lines.append("printf '%s\\n' > /var/lib/llmops-sim/hccn/unreachable" % "\\n".join(values))
+        else:
+            lines += ["echo %s > /var/lib/llmops-sim/hccn/%s.%s" % (value, key, npu) for npu, value in values.items()]
+    return sh(host, " && ".join(lines))
 
 
 # Each fault: (inject, undo, extra playbook args, the row it must produce: host, check, found pattern).

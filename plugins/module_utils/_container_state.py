@@ -17,6 +17,11 @@ HASH_LABEL = "llmops.spec-hash"
 UP_STATES = ("running", "restarting")
 
 
+def ps_command(docker, cluster, fmt):
+    """`docker ps` of every container (running or not) labelled with the cluster, one line per container in fmt."""
+    return [docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, cluster), "--format", fmt]
+
+
 def parse_ps(text):
     """{name: {"state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
     found = {}

@@ -93,6 +93,11 @@ def wave_numbers(plan):
     return sorted(numbers)
 
 
+def is_engine(spec):
+    """A vLLM engine process (vllm serve), not a service such as the proxy or a pool service."""
+    return (spec.get("command") or [])[:2] == ["vllm", "serve"]
+
+
 def looks_secret(name):
     return SECRET_NAME.search(name) is not None
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import dp_group
+from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
 
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
 DOCKER_MIN = "20.10"
@@ -57,7 +59,7 @@ def model_dirs(specs):
     found = set()
     for spec in specs:
         command = spec.get("command") or []
-        if command[:2] != ["vllm", "serve"] or len(command) < 3 or not command[2].startswith("/"):
+        if not is_engine(spec) or len(command) < 3 or not command[2].startswith("/"):
             continue
         model = command[2].rstrip("/")
         for source, target in host_mounts([spec]).items():
@@ -179,7 +181,7 @@ def fabric_applies(plan, specs):
     """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
     if plan.get("hardware") == "h100":
         return False
-    return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any("-prefill-" in s["name"] for s in specs)
+    return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(role_of(s) == "prefill" for s in specs)
 
 
 def _fabric(host, fabric, specs):
@@ -233,8 +235,8 @@ def ping_targets(facts_by_host, specs):
             first_npu[host] = planned[0]
             npu_ip[host] = ((fabric.get("npus") or {}).get(str(planned[0])) or {}).get("ip")
     pairs = set()
-    prefill = sorted({s["host"] for s in specs if "-prefill-" in s["name"]})
-    decode = sorted({s["host"] for s in specs if "-decode-" in s["name"]})
+    prefill = sorted({s["host"] for s in specs if role_of(s) == "prefill"})
+    decode = sorted({s["host"] for s in specs if role_of(s) == "decode"})
     pairs |= {(p, d) for p in prefill for d in decode if p != d}
     groups = {}
     for spec in specs:

@@ -21,6 +21,8 @@ import base64
 import hashlib
 import json
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
 RECORD_KEYS = ("image", "command", "env", "devices", "gpus", "volumes", "network_mode", "ipc_mode", "privileged",
@@ -189,10 +191,10 @@ def launch_steps(states, specs, waves):
 
 def _engines_after_services(specs, groups, touched, rolling, why):
     """A restarted service restarts every engine started after it (they registered with it)."""
-    services = [s for s in specs if dp_group(s) in touched and (s.get("command") or [])[:2] != ["vllm", "serve"]]
+    services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
     for service in services:
         for key, members in groups.items():
-            engines = [m for m in members if m["wave"] > service["wave"] and (m.get("command") or [])[:2] == ["vllm", "serve"]]
+            engines = [m for m in members if m["wave"] > service["wave"] and is_engine(m)]
             if not engines:
                 continue
             touched.add(key)

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks, is_engine
 
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
 ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)-dp\d+$")
 
 
 def role_of(spec):
-    command = spec.get("command") or []
-    if command[:2] != ["vllm", "serve"]:
+    if not is_engine(spec):
         return "service"
     match = ENGINE_NAME.search(spec["name"])
     return match.group(1) if match else "engine"

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import served_model
+from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
 
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
@@ -38,15 +40,6 @@ def parse_metrics(text):
     return totals
 
 
-def is_engine(spec):
-    return (spec.get("command") or [])[:2] == ["vllm", "serve"]
-
-
-def role(spec):
-    match = re.search(r"-(prefill|decode)-dp\d+$", spec["name"])
-    return match.group(1) if match else None
-
-
 def base_url(spec):
     """http://address:port of a spec whose readiness probe is HTTP, else None."""
     url = (spec.get("ready") or {}).get("http") or ""
@@ -61,9 +54,9 @@ def targets(specs):
     services = [s for s in specs if not is_engine(s) and base_url(s)]
     proxy = next((s for s in services if (s["ready"]["http"]).endswith("/healthcheck")), None)
     front = proxy or (api[0] if api else None)
-    counting = [s for s in api if role(s) != "decode"]
+    counting = [s for s in api if role_of(s) != "decode"]
     return {"api": api, "services": [s for s in services if s is not proxy], "proxy": proxy, "front": front,
-            "counting": counting, "decode": [s for s in api if role(s) == "decode"],
+            "counting": counting, "decode": [s for s in api if role_of(s) == "decode"],
             "model": served_model(api[0]["command"]) if api else None}
 
 

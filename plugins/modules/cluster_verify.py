@@ -204,6 +204,7 @@ def main():
     problems = list(state["degraded"])
     # a container already reported down is not asked again: one problem per cause
     up = {row["container"] for row in state["rows"] if row["state"] == "running"}
+    planned = verify.targets(specs)
     found = verify.targets([spec for spec in specs if spec["name"] in up])
     checks = []
     for spec in found["api"]:
@@ -221,14 +222,13 @@ def main():
         checks.append({"endpoint": label(spec), "check": spec["ready"]["http"].split("/", 3)[-1][:22], "ok": code == 200, "seconds": seconds})
         if code != 200:
             problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], spec["ready"]["http"], code or body))
-    planned_front = verify.targets(specs)["front"]
-    if planned_front and planned_front["name"] not in up:
-        problems.append("no request was sent: the front %s on %s is not running" % (planned_front["name"], planned_front["host"]))
+    if planned["front"] and planned["front"]["name"] not in up:
+        problems.append("no request was sent: the front %s on %s is not running" % (planned["front"]["name"], planned["front"]["host"]))
         found["front"] = None
 
     result = {"counters": {}, "completion": None}
     if found["front"]:
-        result = requests(client, found, problems, pd=verify.targets(specs)["proxy"] is not None)
+        result = requests(client, found, problems, pd=planned["proxy"] is not None)
     report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {})
     module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"])
 

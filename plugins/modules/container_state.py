@@ -97,7 +97,7 @@ containers:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
-    CLUSTER_LABEL, INSPECT_FORMAT, compare, parse_inspect, parse_ps)
+    INSPECT_FORMAT, compare, parse_inspect, parse_ps, ps_command)
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
@@ -115,8 +115,7 @@ def main():
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
-    rc, out, err = module.run_command([docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, module.params["cluster"]),
-                                       "--format", "{{json .}}"])
+    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{json .}}"))
     if rc != 0:
         module.fail_json(msg="docker ps failed: %s" % err.strip())
     specs = module.params["specs"]

@@ -72,7 +72,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
 from ansible_collections.llmops.inference.plugins.module_utils._npu import TOOL_PATHS, visible_devices
 
 
@@ -91,8 +91,7 @@ def main():
     docker = module.get_bin_path("docker")
     if docker is None:
         module.exit_json(changed=False, entries={}, problems=["docker is not installed"])
-    rc, out, err = module.run_command([docker, "ps", "-a", "--filter", "label=%s=%s" % (CLUSTER_LABEL, module.params["cluster"]),
-                                       "--format", "{{.Names}}"])
+    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{.Names}}"))
     if rc != 0:
         problems.append("docker ps failed: %s" % err.strip())
     names = sorted(set(out.split()))

@@ -95,7 +95,7 @@ import stat
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import CLUSTER_LABEL
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
 from ansible_collections.llmops.inference.plugins.module_utils._npu import (
     HCCN_QUERIES, TOOL_PATHS, parse_hccn, parse_npu_smi_info, parse_ping)
 
@@ -157,8 +157,7 @@ def cluster_containers(module, cluster):
     docker = module.get_bin_path("docker")
     if not docker or not cluster:
         return {}
-    rc, out, _err = module.run_command([docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, cluster),
-                                        "--format", "{{.ID}} {{.Names}}"])
+    rc, out, _err = module.run_command(ps_command(docker, cluster, "{{.ID}} {{.Names}}"))
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if rc == 0 else {}
 
 

@@ -6,3 +6,5 @@ export ANSIBLE_COLLECTIONS_PATH="$_llmops_root/.build/collections"
 export ANSIBLE_HOME="$_llmops_root/.build/ansible-home"
 export ANSIBLE_CONFIG="$_llmops_root/ansible.cfg"
 export PYTHONPATH="$_llmops_root/.build/collections${PYTHONPATH:+:$PYTHONPATH}"
+# The harness's SSH key and known_hosts (tests/harness/nodes.py writes them; harness inventories read this).
+export LLMOPS_HARNESS_DIR="$_llmops_root/.build/harness"

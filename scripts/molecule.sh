@@ -10,6 +10,6 @@ name=$1
 log="$root/.build/molecule-$name.log"
 NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule test -s "$name" >"$log" 2>&1
 rc=$?
-grep -E "➜ [a-z]+: Executed" "$log" | tail -7 | sed 's/^ *//'
+grep -E "\] Executed: " "$log" | sed "s/^INFO *//"
 [ "$rc" -eq 0 ] || tail -60 "$log"
 exit "$rc"

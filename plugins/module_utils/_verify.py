@@ -82,14 +82,42 @@ def reuse_findings(counting_deltas, decode_deltas, pd):
     return problems
 
 
+def uses_pool(spec):
+    """Whether an engine's --kv-transfer-config names a shared KV pool (vllm-ascend's AscendStoreConnector)."""
+    return any("AscendStoreConnector" in str(arg) for arg in spec.get("command") or [])
+
+
+def pool_sharing(order, counting_deltas):
+    """What proves a KV pool is shared: the long prompt goes to the pooled engines one after another, so
+    every engine after the first finds its blocks in the pool (external hits) though its own cache never
+    saw it. {"first": engine that stored them, "found": {engine: tokens found}, "missed": [engines]}."""
+    if len(order) < 2 or any(name not in counting_deltas for name in order):
+        return None
+    later = order[1:]
+    found = {name: counting_deltas[name][EXTERNAL_HITS] for name in later if counting_deltas[name][EXTERNAL_HITS] > 0}
+    return {"first": order[0], "found": found, "missed": [name for name in later if name not in found]}
+
+
+def pool_line(sharing):
+    if sharing is None:
+        return None
+    if sharing["found"]:
+        return "KV pool shared: %s found the blocks %s stored (%s)" % (
+            ", ".join(sorted(sharing["found"])), sharing["first"],
+            ", ".join("%s %g tokens" % (name, tokens) for name, tokens in sorted(sharing["found"].items())))
+    return "KV pool NOT shown shared: no engine after %s found its blocks in the pool (%s)" % (
+        sharing["first"], ", ".join(sharing["missed"]))
+
+
 def service_changes(before, after, limit=4):
     """The pool service's own counters that moved, largest first, as "name +delta"."""
     moved = [(after[name] - before.get(name, 0.0), name) for name in after if after[name] != before.get(name, 0.0)]
     return ["%s %+g" % (name, delta) for delta, name in sorted(moved, reverse=True)[:limit]]
 
 
-def report(checks, completion, counters, services):
-    """The printable report: per endpoint status and latency, the completion with its TTFT, the counters."""
+def report(checks, completion, counters, services, sharing=None):
+    """The printable report: per endpoint status and latency, the completion with its TTFT, the counters,
+    what showed the KV pool shared."""
     lines = ["%-40s %-22s %-6s %s" % ("ENDPOINT", "CHECK", "RESULT", "LATENCY")]
     for check in checks:
         latency = "%.0f ms" % (check["seconds"] * 1000) if check.get("seconds") is not None else "-"
@@ -112,4 +140,6 @@ def report(checks, completion, counters, services):
         lines.append("cache counters unchanged on %s" % ", ".join(still))
     for name, moved in sorted(services.items()):
         lines.append("%s metrics: %s" % (name, ", ".join(moved) if moved else "no counter moved"))
+    if pool_line(sharing):
+        lines.append(pool_line(sharing))
     return lines

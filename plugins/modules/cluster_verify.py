@@ -75,6 +75,13 @@ counters:
   description: By API rank, the cache counters before and after.
   returned: always
   type: dict
+pool:
+  description:
+    - With a KV pool and two or more API ranks using it, what showed the pool shared - first (the engine that stored
+      the long prompt's blocks), found (engines asked after it that found them in the pool, with the tokens found)
+      and missed (those that did not). Null otherwise.
+  returned: always
+  type: dict
 """
 
 import http.client
@@ -185,7 +192,8 @@ def requests(client, found, problems, pd):
     problems += verify.reuse_findings(counting, decode, pd=pd)
     services_after = metrics(client, found["services"])
     services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
-    return {"counters": counters, "completion": completion, "services": services}
+    pooled = [s["name"] for s in found["counting"] if verify.uses_pool(s)]
+    return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting)}
 
 
 def main():
@@ -226,11 +234,12 @@ def main():
         problems.append("no request was sent: the front %s on %s is not running" % (planned["front"]["name"], planned["front"]["host"]))
         found["front"] = None
 
-    result = {"counters": {}, "completion": None}
+    result = {"counters": {}, "completion": None, "pool": None}
     if found["front"]:
         result = requests(client, found, problems, pd=planned["proxy"] is not None)
-    report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {})
-    module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"])
+    report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"])
+    module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"],
+                     pool=result["pool"])
 
 
 if __name__ == "__main__":

@@ -6,9 +6,12 @@
     python tests/harness/nodes.py up INVENTORY      # create the nodes an inventory names, load images
     python tests/harness/nodes.py down INVENTORY    # remove them and their Docker volumes
 
-A harness inventory (tests/harness/inventories/*.yml) names every node as a host with
-`ansible_host` (the node container's name) and `vllm_engine_node_ip` (its address on the harness
-network, which this script creates). Only containers and a network of our own are touched.
+A harness inventory (tests/harness/inventories/*/hosts.yml) names every node as a host with
+`ansible_host` (the node container's name, for the docker connection) or `harness_container` (when
+Ansible reaches the node over SSH at `ansible_host`), and `vllm_engine_node_ip` (its address on the
+harness network, which this script creates). Each node runs sshd: `up` installs the harness key
+(.build/harness/ssh/id_ed25519, made once) and records the node's host key in
+.build/harness/ssh/known_hosts. Only containers and a network of our own are touched.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ ENGINE_IMAGE = "llmops-engine:test"
 RESERVED_PORTS = "5000-13000,30000-40000,50000-50100,60000-60999"
 LABEL = "llmops.harness"
 BUILD = pathlib.Path(__file__).resolve().parents[2] / ".build" / "harness"
+SSH = BUILD / "ssh"
 
 
 def docker(*args, check=True, **kwargs):
@@ -36,7 +40,7 @@ def docker(*args, check=True, **kwargs):
 
 
 def nodes_of(inventory):
-    """{container name: (inventory host, address, NPUs)} from a harness inventory (its hosts.yml)."""
+    """{container name: (inventory host, address, NPUs, GPUs)} from a harness inventory (its hosts.yml)."""
     path = pathlib.Path(inventory)
     data = yaml.safe_load((path / "hosts.yml" if path.is_dir() else path).read_text())
     found = {}
@@ -44,8 +48,9 @@ def nodes_of(inventory):
     def walk(group):
         for host, values in (group.get("hosts") or {}).items():
             values = values or {}
-            if "ansible_host" in values and "vllm_engine_node_ip" in values:
-                found[values["ansible_host"]] = (host, values["vllm_engine_node_ip"], values.get("harness_npus", 8))
+            if "vllm_engine_node_ip" in values:
+                name = values.get("harness_container", values.get("ansible_host"))
+                found[name] = (host, values["vllm_engine_node_ip"], values.get("harness_npus", 8), values.get("harness_gpus", 0))
         for child in (group.get("children") or {}).values():
             walk(child or {})
 
@@ -76,7 +81,7 @@ def engine_archive():
     return archive, wanted
 
 
-def start_node(name, address, npus):
+def start_node(name, address, npus, gpus):
     if ipaddress.ip_address(address) not in ipaddress.ip_network(SUBNET):
         sys.exit("node %s: address %s is outside the harness network %s" % (name, address, SUBNET))
     state = docker("inspect", "-f", "{{.State.Running}}", name, check=False).stdout.strip()
@@ -93,7 +98,28 @@ def start_node(name, address, npus):
            # the ports the harness plans use (API, DP RPC, pool, Mooncake kv_port ranges, HCCL ranges) kept out of
            # the ephemeral range, as operators should (a kv_port an outgoing connection took fails to bind)
            "--sysctl", "net.ipv4.ip_local_reserved_ports=" + RESERVED_PORTS,
-           "-e", "NODE_NPUS=%d" % npus, "--label", LABEL + "=1", NODE_IMAGE)
+           "-e", "NODE_NPUS=%d" % npus, "-e", "NODE_GPUS=%d" % gpus, "--label", LABEL + "=1", NODE_IMAGE)
+
+
+def ssh_key():
+    """The harness's key pair, made once."""
+    key = SSH / "id_ed25519"
+    if not key.exists():
+        SSH.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "llmops-harness", "-f", str(key)], check=True)
+    return key
+
+
+def trust_node(name, address):
+    """Authorize the harness key on the node and record its host key (host key checking stays on)."""
+    public = ssh_key().with_suffix(".pub").read_text()
+    subprocess.run(["docker", "exec", "-i", name, "sh", "-c",
+                    "mkdir -p -m 700 /root/.ssh && cat > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys"],
+                   input=public, check=True, capture_output=True, text=True)
+    host_key = docker("exec", name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").stdout.split()[:2]
+    known = SSH / "known_hosts"
+    lines = [line for line in (known.read_text().splitlines() if known.exists() else []) if line.split(" ", 1)[0] != address]
+    known.write_text("\n".join(lines + [" ".join([address] + host_key)]) + "\n")
 
 
 def wait_engine(name):
@@ -108,11 +134,12 @@ def wait_engine(name):
 def up(inventory):
     ensure_network()
     nodes = nodes_of(inventory)
-    for name, (_host, address, npus) in nodes.items():
-        start_node(name, address, npus)
+    for name, (_host, address, npus, gpus) in nodes.items():
+        start_node(name, address, npus, gpus)
     archive, wanted = engine_archive()
     for name in nodes:
         wait_engine(name)
+        trust_node(name, nodes[name][1])
         if image_id(ENGINE_IMAGE, inside=name) != wanted:
             with open(archive, "rb") as data:
                 subprocess.run(["docker", "exec", "-i", name, "docker", "load", "-q"], stdin=data, check=True,

@@ -19,7 +19,7 @@ GPU exists, and is as strict as the real one where we can know it:
   to that host:port before answering).
 - Prefix reuse with vLLM's metric names: repeated 128-token blocks are vllm:prefix_cache_hits;
   with a KV connector, blocks beyond them found in its store (the UCM storage directory, kept
-  across restarts; the KV pool) and the KV a decode takes from its prefill are
+  across restarts; the KV pool, through the real Mooncake store) and the KV a decode takes from its prefill are
   vllm:external_prefix_cache_hits (and ucm: counters with UCM).
 - VLLM_SIM_START_DELAY (seconds) delays start-up, to measure start order and time to serve.
 """
@@ -105,14 +105,25 @@ def parser():
 
 
 def visible_devices(tp, local_ranks):
+    """The accelerators this engine may use: NPUs (/dev/davinciN, narrowed by ASCEND_RT_VISIBLE_DEVICES),
+    or on a GPU host the GPUs Docker's nvidia driver granted (NVIDIA_VISIBLE_DEVICES, from --gpus)."""
+    need = tp * local_ranks
+    granted = os.environ.get("NVIDIA_VISIBLE_DEVICES")
+    if granted is not None:
+        gpus = [] if granted in ("", "void", "none") else granted.split(",")
+        if "all" in gpus or len(gpus) != need:
+            die("tensor-parallel-size %d x %d local DP ranks needs %d GPUs, the container was granted %r"
+                % (tp, local_ranks, need, granted))
+        return gpus
     dev = pathlib.Path(os.environ.get("VLLM_SIM_DEV_DIR", "/dev"))  # tests of the simulator itself point it elsewhere
     present = sorted(int(m.group(1)) for m in (re.fullmatch(r"davinci(\d+)", p.name) for p in dev.iterdir()) if m)
+    if not present:
+        die("No accelerator: no /dev/davinci* and no GPU granted (RuntimeError: No CUDA GPUs are available)")
     wanted = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
     devices = [int(d) for d in wanted.split(",")] if wanted else present
     missing = [d for d in devices if d not in present]
     if missing:
         die("ASCEND_RT_VISIBLE_DEVICES names devices %s that do not exist (have /dev/davinci%s)" % (missing, present))
-    need = tp * local_ranks
     if len(devices) < need or (wanted and len(devices) != need):
         die("tensor-parallel-size %d x %d local DP ranks needs %d visible devices, got %s" % (tp, local_ranks, need, devices))
     return devices
@@ -162,7 +173,9 @@ def check_kv_config(config, dp_rank, tp):
             if not isinstance(extra.get("lookup_rpc_port"), int):
                 die("%s: AscendStoreConnector needs an integer lookup_rpc_port" % where)
             backend = extra.get("backend")
-            info["pool"] = backend
+            info["pool"] = {"backend": backend, "lookup_rpc_port": extra["lookup_rpc_port"],
+                            "consumer_is_to_load": bool(extra.get("consumer_is_to_load")),
+                            "consumer_is_to_put": bool(extra.get("consumer_is_to_put"))}
             if backend == "mooncake" and not os.environ.get("MOONCAKE_CONFIG_PATH"):
                 die("%s: backend mooncake needs MOONCAKE_CONFIG_PATH" % where)
             if backend == "memcache":
@@ -267,19 +280,70 @@ class DataParallelGroup:
         DataParallelGroup.held = (server, conns)  # keep sockets open for the life of the process
 
 
+SIZE_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+SIM_SEGMENT_CAP = 64 << 20  # the simulated engine's blocks are a few bytes: it mounts at most this much of its segment
+
+
+def size_bytes(text):
+    match = re.fullmatch(r"\s*(\d+)\s*([KMGT]?B?)\s*", str(text).upper())
+    if not match:
+        die("mooncake.json: global_segment_size %r is not a size" % text)
+    unit = match.group(2)
+    return int(match.group(1)) * SIZE_UNITS[unit if unit in ("", "B") or unit.endswith("B") else unit + "B"]
+
+
+class MooncakePool:
+    """The KV pool through the real Mooncake store (the client of the mooncake wheel): a block one engine
+    puts is found by every other engine that asks the same master. The store runs over TCP here: the
+    seeds' protocol (ascend) needs NPUs; the master, its allocation and lookups are the real ones."""
+
+    def __init__(self, config_path, host_ip, rpc_port, model):
+        from mooncake.store import MooncakeDistributedStore  # pylint: disable=import-outside-toplevel
+        config = json.loads(pathlib.Path(config_path).read_text())
+        segment = min(size_bytes(config.get("global_segment_size", 0)), SIM_SEGMENT_CAP)
+        self.store, self.prefix = MooncakeDistributedStore(), hashlib.sha256(model.encode()).hexdigest()[:12]
+        # rpc_port: the engine's planned lookup_rpc_port, unique per engine, so engines sharing a host never clash
+        code = self.store.setup("%s:%d" % (host_ip, rpc_port), config["metadata_server"], segment, 16 << 20, "tcp", "",
+                                config["master_server_address"])
+        if code != 0:
+            die("Mooncake store: setup against master %s failed (%d)" % (config["master_server_address"], code))
+        log("Mooncake store client of master %s (segment %d bytes, protocol tcp for %s)"
+            % (config["master_server_address"], segment, config.get("protocol")))
+
+    def has(self, key):
+        return self.store.is_exist(self.prefix + key) == 1
+
+    def put(self, key):
+        self.store.put(self.prefix + key, key.encode())  # already there (another engine put it): fine
+
+
+class EnginePool:
+    """A pool this simulator cannot reach (Memcache's client needs the Ascend driver, even over host_tcp):
+    blocks are kept for this engine alone, so no hit on another engine is ever claimed."""
+
+    def __init__(self, backend):
+        self.keys = set()
+        log("KV pool %s: its client needs an NPU; blocks are kept per engine (not shared)" % backend)
+
+    def has(self, key):
+        return key in self.keys
+
+    def put(self, key):
+        self.keys.add(key)
+
+
 class Blocks:
     """Prefix blocks: the engine's own prefix cache (memory), then, like vLLM's scheduler, the KV
     connector's store for the blocks beyond the local hits: the UCM storage directory (shared by the
-    engines of a host, kept across restarts), or the KV pool (this engine's own set: the simulated
-    engine reaches no real pool yet)."""
+    engines of a host, kept across restarts), or the KV pool (MooncakePool / EnginePool)."""
 
-    def __init__(self, block_size, directory=None, pool=False):
+    def __init__(self, block_size, directory=None, pool=None):
         self.block_size, self.directory, self.seen = block_size, directory, set()
-        self.pool = set() if pool else None
+        self.pool = pool
         self.lock = threading.Lock()
 
     def _external(self, key):
-        return (self.directory / key).exists() if self.directory else key in self.pool
+        return (self.directory / key).exists() if self.directory else self.pool.has(key)
 
     def lookup_and_store(self, prompt):
         """(prompt tokens, local hit tokens, tokens asked of the connector, connector hit tokens)."""
@@ -299,9 +363,19 @@ class Blocks:
                 if self.directory:
                     (self.directory / key).touch()
                 elif self.pool is not None:
-                    self.pool.add(key)
+                    self.pool.put(key)
         asked = len(tokens) - local * self.block_size if external else 0
         return len(tokens), local * self.block_size, asked, remote * self.block_size
+
+
+def kv_pool(kv, host_ip, model):
+    """The pool a producer (or a consumer told to load or put) uses; None without one."""
+    pool = (kv or {}).get("pool")
+    if not pool or not (kv["role"] != "kv_consumer" or pool["consumer_is_to_load"] or pool["consumer_is_to_put"]):
+        return None
+    if pool["backend"] == "mooncake":
+        return MooncakePool(os.environ["MOONCAKE_CONFIG_PATH"], host_ip, pool["lookup_rpc_port"], model)
+    return EnginePool(pool["backend"])
 
 
 class Engine:
@@ -314,7 +388,7 @@ class Engine:
         self.host_ip = os.environ.get("VLLM_HOST_IP") or os.environ.get("HCCL_IF_IP") or "127.0.0.1"
         self.side_channel = kv["kv_port"] + self.dp_rank * args.tensor_parallel_size if kv and kv["kv_port"] else None
         ucm = (kv or {}).get("ucm")
-        self.blocks = Blocks(args.block_size, ucm["backends"][0] if ucm else None, pool=bool((kv or {}).get("pool")))
+        self.blocks = Blocks(args.block_size, ucm["backends"][0] if ucm else None, pool=kv_pool(kv, self.host_ip, self.name))
         self.counters = {"query": 0, "hit": 0, "external_query": 0, "external_hit": 0, "remote_prefill": 0, "requests": 0}
         self.lock = threading.Lock()
         self.devices = devices
@@ -473,7 +547,8 @@ def serve(argv):
         die("--data-parallel-size %d needs --data-parallel-address and --data-parallel-rpc-port" % dp)
     devices = visible_devices(args.tensor_parallel_size, len(ranks))
     # Hold the devices open as the real engine does, so the node's (simulated) npu-smi sees who uses them.
-    held = [open(pathlib.Path(os.environ.get("VLLM_SIM_DEV_DIR", "/dev")) / ("davinci%d" % d), "rb") for d in devices]  # noqa: SIM115
+    held = [open(pathlib.Path(os.environ.get("VLLM_SIM_DEV_DIR", "/dev")) / ("davinci%d" % d), "rb")  # noqa: SIM115
+            for d in devices if isinstance(d, int)]
     kv = check_kv_config(args.kv_transfer_config, ranks[0], args.tensor_parallel_size) if args.kv_transfer_config else None
     log("vllm serve %s: DP ranks %s of %d, TP %d, devices %s, kv %s" % (args.model, ranks, dp, args.tensor_parallel_size,
                                                                         devices, args.kv_transfer_config))

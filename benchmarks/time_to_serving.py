@@ -8,7 +8,8 @@ starts, until the first completion through the PD proxy succeeds. Nodes are up a
 before the clock starts. The floor: pd_a2 starts both groups together (004 5.3), so the slower
 group's start time; pd_pool_a2 starts pool service, decode, prefill one after the other (004 5.4),
 so their sum. Target (issue 9): within 1.15 x floor + 5 s. Then a no-op re-run is timed, with and
-without preflight (issue 7: what its checks add to a deploy when images are present).
+without preflight (issue 7: what its checks add to a deploy when images are present), and for a
+cluster reached over SSH (pd_a2) without the README's connection settings (pipelining, ControlPersist).
 Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
 
     python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30]
@@ -35,10 +36,25 @@ HARNESS = ROOT / "tests" / "harness"
 PROXY = {"pd_a2": "http://10.213.7.41:8081", "pd_pool_a2": "http://10.213.7.61:8081"}
 
 
-def playbook(name, cluster, *extra):
+def playbook(name, cluster, *extra, env=None):
     command = ["ansible-playbook", str(ROOT / "playbooks" / (name + ".yml")), "-i", str(LAB), "-i",
                str(HARNESS / "inventories" / cluster), *extra]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, **(env or {})))
+
+
+def over_ssh(cluster):
+    """Whether the harness inventory reaches its nodes over SSH (else docker exec)."""
+    return (HARNESS / "inventories" / cluster / "group_vars" / "harness_nodes" / "ssh.yml").exists()
+
+
+def timed(name, cluster, *extra, env=None):
+    start = time.monotonic()
+    run = playbook(name, cluster, *extra, env=env)
+    output, _stderr = run.communicate()
+    if run.returncode != 0:
+        sys.exit("%s %s failed:\n%s" % (cluster, name, output[-4000:]))
+    return time.monotonic() - start, output
 
 
 def completion(proxy):
@@ -89,24 +105,22 @@ def measure(cluster, decode, prefill):
     print("%s: floor %d s (decode %d s, prefill %d s, %s) -> ratio %.2f; target 1.15 x floor + 5 = %.1f s -> %.2f of the target"
           % (cluster, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
              serving / floor, target, serving / target))
-    start = time.monotonic()
-    rerun = playbook(cluster, cluster, "-e", extra)
-    output, _stderr = rerun.communicate()
-    noop = time.monotonic() - start
-    if rerun.returncode != 0:
-        sys.exit("%s second run failed:\n%s" % (cluster, output[-4000:]))
+    noop, output = timed(cluster, cluster, "-e", extra)
     changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
-    print("%s: second run with nothing changed %.1f s (target 10 s -> %.2f of the target)%s"
-          % (cluster, noop, noop / 10, "" if not changed else "; CHANGED: %s" % changed))
+    print("%s: second run with nothing changed %.1f s over %s (target 10 s -> %.2f of the target)%s"
+          % (cluster, noop, "SSH" if over_ssh(cluster) else "docker exec", noop / 10,
+             "" if not changed else "; CHANGED: %s" % changed))
     # What preflight (issue 7) adds to a deploy: the same no-op run without it.
-    start = time.monotonic()
-    bare = playbook(cluster, cluster, "-e", extra, "--skip-tags", "preflight")
-    output, _stderr = bare.communicate()
-    without = time.monotonic() - start
-    if bare.returncode != 0:
-        sys.exit("%s run without preflight failed:\n%s" % (cluster, output[-4000:]))
+    without, _output = timed(cluster, cluster, "-e", extra, "--skip-tags", "preflight")
     print("%s: preflight adds %.1f s to a deploy (no-op run %.1f s with it, %.1f s with --skip-tags preflight)"
           % (cluster, noop - without, noop, without))
+    if over_ssh(cluster):
+        # What the README's connection settings buy over SSH: the same no-op run with pipelining off
+        # and a new SSH connection for every task (no ControlMaster / ControlPersist).
+        plain, _output = timed(cluster, cluster, "-e", extra, env={"ANSIBLE_PIPELINING": "False",
+                                                                   "ANSIBLE_SSH_ARGS": "-o ControlMaster=no"})
+        print("%s: over SSH, pipelining and ControlPersist save %.1f s of a no-op run (%.1f s without them, %.1f s with)"
+              % (cluster, plain - noop, plain, noop))
     playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
 
 

@@ -43,7 +43,7 @@ step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deplo
 step preflight python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py
 step benchmark-time-to-serving python benchmarks/time_to_serving.py
 # One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
-for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3; do
+for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100; do
   step "molecule-$scenario" bash scripts/molecule.sh "$scenario"
 done
 

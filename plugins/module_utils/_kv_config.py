@@ -42,9 +42,22 @@ def _store_child(cluster, group, kv_role, dp_rank):
     return {"kv_connector": "AscendStoreConnector", "kv_role": kv_role, "kv_connector_extra_config": extra}
 
 
+def _nixl(cluster, group, engine_id):
+    """vLLM's NixlConnector: both sides kv_both (vLLM's disaggregated examples); on CPU the KV is
+    staged in host memory (kv_buffer_device cpu)."""
+    config = {"kv_connector": "NixlConnector", "kv_role": group.kv_role or "kv_both"}
+    if engine_id is not None:
+        config["engine_id"] = engine_id
+    if cluster.hardware == "cpu":
+        config["kv_buffer_device"] = "cpu"
+    return config
+
+
 def kv_transfer_config(cluster, group, dp_rank, engine_id):
     """Return the config dict for the process whose first DP rank is ``dp_rank``, or None."""
     kv_role = group.kv_role or EXPECTED_KV_ROLE[group.role]
+    if cluster.connector == "nixl":
+        return _nixl(cluster, group, engine_id)
     if cluster.connector == "ucm":
         config = dict(UCM_CONNECTOR)
         config["kv_connector_extra_config"] = {"UCM_CONFIG_FILE": cluster.ucm_config_file}

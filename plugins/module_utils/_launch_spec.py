@@ -173,6 +173,8 @@ def engine_specs(plan, engine):
         name = engine["container_name"]
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
+        elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role
+            name = "%s-%s" % (name, role)
         if process["api"] and secret and "VLLM_API_KEY" in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}

@@ -20,10 +20,13 @@ HARDWARE = {
     "a3": {"devices": 16, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
     "a5": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
     "h100": {"devices": 8, "visible_var": "CUDA_VISIBLE_DEVICES", "ascend": False},
+    # vLLM's CPU backend: no accelerator to share out, the engines use the host's cores and memory
+    # (VLLM_CPU_KVCACHE_SPACE). For rehearsing a layout without accelerators, not for production serving.
+    "cpu": {"devices": 0, "visible_var": None, "ascend": False},
 }
 ROLES = ("prefill", "decode", "colocated")
 LAUNCH_MODES = ("per_rank", "per_node")
-CONNECTORS = ("none", "ucm", "mooncake")
+CONNECTORS = ("none", "ucm", "mooncake", "nixl")
 POOL_BACKENDS = ("mooncake", "memcache")
 KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
 # Variables filled from the node's own address or NIC (004 5.2 / 5.3 node scripts).
@@ -181,6 +184,11 @@ class Cluster:
     @property
     def ascend(self):
         return HARDWARE[self.hardware]["ascend"]
+
+    @property
+    def accelerators(self):
+        """Whether ranks are given devices (NPUs or GPUs); CPU clusters have none to give."""
+        return HARDWARE[self.hardware]["visible_var"] is not None
 
     def rank_starts(self):
         """{host: first DP rank}; a node without rank_start continues after the previous node of its role."""

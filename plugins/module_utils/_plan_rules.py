@@ -87,6 +87,8 @@ def _identity_problems(cluster):
 def _shared_machine_problems(cluster):
     """Hosts with one address are one machine (P and D on one A3, say): their devices must not overlap."""
     problems = []
+    if not cluster.accelerators:  # CPU engines share the machine's cores: nothing to share out
+        return problems
     by_address = {}
     for node in cluster.nodes:
         group = cluster.groups.get(node.role)
@@ -149,7 +151,7 @@ def _rank_problems(cluster):
         owner = {}
         for node in nodes:
             used = node.device_offset + node.local_ranks * group.tp_size
-            if used > cluster.devices_per_node:
+            if cluster.accelerators and used > cluster.devices_per_node:
                 problems.append(Problem(
                     c, "vllm_engine_local_ranks", "%d local ranks x tp_size %d from device %d need %d devices, the node has %d"
                     % (node.local_ranks, group.tp_size, node.device_offset, used, cluster.devices_per_node),
@@ -209,9 +211,17 @@ def _connector_problems(cluster):
     c = cluster.name
     for group in cluster.groups.values():
         expected = EXPECTED_KV_ROLE[group.role]
-        if group.kv_role is not None and group.kv_role != expected:
+        if group.kv_role is not None and group.kv_role != expected and cluster.connector != "nixl":
             problems.append(Problem(c, _group_var(group, "kv_role"), "%s ranks must be %s, got %s" % (group.role, expected, group.kv_role),
                                     "set kv_role to %s or remove it" % expected))
+    if cluster.connector == "nixl":
+        if set(cluster.groups) != {"prefill", "decode"}:
+            problems.append(Problem(c, "vllm_engine_groups", "NixlConnector needs exactly a prefill and a decode group, got %s"
+                                    % sorted(cluster.groups), "define vllm_engine_groups.prefill and .decode"))
+        for group in cluster.groups.values():
+            if group.kv_port is None:
+                problems.append(Problem(c, _group_var(group, "kv_port"), "NixlConnector needs a side-channel base port",
+                                        "set kv_port (VLLM_NIXL_SIDE_CHANNEL_PORT; vLLM's default is 5600)"))
     if cluster.connector == "mooncake":
         if set(cluster.groups) != {"prefill", "decode"}:
             problems.append(Problem(c, "vllm_engine_groups", "MooncakeConnectorV2 needs exactly a prefill and a decode group, got %s"
@@ -416,6 +426,9 @@ def bound_ports(cluster, ranks, processes):
             entries.append((host, "host", low, high, label + " Mooncake side channel", var))
             control = rank["mooncake_ports"]["control"]
             entries.append((host, "host", control, control, label + " Mooncake control", var))
+        if rank["nixl_side_channel_port"] is not None:
+            port = rank["nixl_side_channel_port"]
+            entries.append((host, "host", port, port, label + " NIXL side channel", "vllm_engine_groups.%s.kv_port" % role))
         if rank["lookup_rpc_port"] is not None:
             port = rank["lookup_rpc_port"]
             entries.append((host, "host", port, port, label + " lookup RPC", "vllm_engine_groups.%s.lookup_rpc_port_base" % role))
@@ -457,6 +470,8 @@ def visible_devices_problems(cluster, processes):
     each process: another value starts the ranks on other NPUs, or on ones the node lacks."""
     var = cluster.visible_var
     problems = []
+    if var is None:
+        return problems
     for role in sorted({p["role"] for p in processes}):
         role_env = cluster.role_env.get(role) or {}
         if var in role_env:

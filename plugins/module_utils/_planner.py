@@ -43,6 +43,11 @@ def _mooncake_ports(group, dp_rank):
     }
 
 
+def _nixl_side_channel_port(group, dp_rank):
+    """NixlConnector's handshake listener: VLLM_NIXL_SIDE_CHANNEL_PORT (the group's kv_port) plus the DP rank."""
+    return group.kv_port + dp_rank
+
+
 def _hccl_range(group, dp_rank):
     hccl = group.hccl_port_range
     low = hccl.base + dp_rank * hccl.stride
@@ -51,7 +56,7 @@ def _hccl_range(group, dp_rank):
 
 def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
     first_device = node.device_offset + local_index * group.tp_size
-    devices = list(range(first_device, first_device + group.tp_size))
+    devices = list(range(first_device, first_device + group.tp_size)) if cluster.accelerators else []
     port = node.api_port if node.api_port is not None else group.api_port
     if group.launch == "per_rank":
         port += local_index  # launch_online_dp.py: --vllm-start-port + i
@@ -77,6 +82,7 @@ def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
         "hccl_host_socket_port_range": None,
         "hccl_npu_socket_port_range": None,
         "mooncake_ports": None,
+        "nixl_side_channel_port": None,
     }
     if cluster.pool is not None and group.lookup_rpc_port_base is not None:
         rank["lookup_rpc_port"] = group.lookup_rpc_port_base + dp_rank
@@ -84,6 +90,8 @@ def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
         rank["hccl_host_socket_port_range"] = rank["hccl_npu_socket_port_range"] = _hccl_range(group, dp_rank)
     if cluster.connector == "mooncake" and group.kv_port is not None:
         rank["mooncake_ports"] = _mooncake_ports(group, dp_rank)
+    if cluster.connector == "nixl" and group.kv_port is not None:
+        rank["nixl_side_channel_port"] = _nixl_side_channel_port(group, dp_rank)
     return rank
 
 
@@ -136,6 +144,10 @@ def _topology_env(cluster, group, node, first, devices):
     if first["hccl_host_socket_port_range"] is not None:
         env["HCCL_HOST_SOCKET_PORT_RANGE"] = first["hccl_host_socket_port_range"]
         env["HCCL_NPU_SOCKET_PORT_RANGE"] = first["hccl_npu_socket_port_range"]
+    if cluster.connector == "nixl" and group.kv_port is not None:
+        # NixlConnector: where decode reaches this engine's handshake listener (it adds the DP rank to the port)
+        env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = node.address
+        env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(group.kv_port)
     if node.pythonhashseed is not None:  # the same on every node of a KV pool (004 5.4)
         env["PYTHONHASHSEED"] = node.pythonhashseed
     # NVIDIA containers get their GPUs from a device request instead (000 3.1).

@@ -179,7 +179,7 @@ def _memory(host, memory, specs):
 
 def fabric_applies(plan, specs):
     """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
-    if plan.get("hardware") == "h100":
+    if plan.get("hardware") in ("h100", "cpu"):
         return False
     return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(role_of(s) == "prefill" for s in specs)
 

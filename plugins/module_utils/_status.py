@@ -10,7 +10,7 @@ import re
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks, is_engine
 
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
-ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)-dp\d+$")
+ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)(?:-dp\d+)?$")
 
 
 def role_of(spec):

@@ -20,6 +20,8 @@ description:
   - A long prompt new to the cluster, sent twice to every API rank that computes prefills, must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
     reported, and the pool services' own counters that moved.
+  - With a KV pool, the ranks are asked one after another, so a rank after the first must find the prompt's blocks in
+    the pool (its C(vllm:external_prefix_cache_hits_total) rises), which shows the pool shared (O(require_shared_pool)).
   - Fails naming every problem found; sends only requests, changes nothing.
 author:
   - llmops.inference contributors (@llmops)
@@ -47,6 +49,13 @@ options:
     description: Seconds each request may take.
     type: float
     default: 60
+  require_shared_pool:
+    description:
+      - With a KV pool and two or more API ranks using it, fail unless an engine asked after the first found the long
+        prompt's blocks in the pool (a pool that is not shared, e.g. engines pointed at different masters, is a fault).
+      - Set false only where the pool's data path cannot be reached (the test harness's simulated Memcache engines).
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -203,6 +212,7 @@ def main():
             states=dict(type="dict", required=True),
             api_key=dict(type="str", no_log=True),
             timeout=dict(type="float", default=60),
+            require_shared_pool=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
@@ -237,6 +247,8 @@ def main():
     result = {"counters": {}, "completion": None, "pool": None}
     if found["front"]:
         result = requests(client, found, problems, pd=planned["proxy"] is not None)
+    if module.params["require_shared_pool"] and result["pool"] and not result["pool"]["found"]:
+        problems.append(verify.pool_line(result["pool"]))
     report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"])
     module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"],
                      pool=result["pool"])

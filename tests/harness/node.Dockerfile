@@ -20,4 +20,6 @@ RUN mkdir -p /usr/local/Ascend/driver/tools /usr/local/Ascend/driver/lib64 /usr/
  && for model in /root/.cache/GLM-5.3-Flash-w8a8 /data/weights/GLM-4.7-W8A8-floatmtp /data/weights/GLM-4.7-FP8; do \
         echo '{"architectures": ["SimulatedForTests"]}' > "$model/config.json"; \
         touch "$model/model-00001-of-00001.safetensors"; done
+# Every node makes its own SSH host keys at start (the root file system's would be shared by all).
+RUN rm -f /etc/ssh/ssh_host_*
 ENTRYPOINT ["/usr/local/sbin/node-entrypoint"]

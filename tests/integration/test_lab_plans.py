@@ -286,3 +286,38 @@ def test_plan_mode_prints_the_table(lab_plans):
     assert "pd_a2_d1  0     vllm-ascend-decode-dp7   7         6,7              9903" in output
     assert "pd_a2_p1  0     vllm-ascend-prefill-dp1  1         0,1,2,3,4,5,6,7  headless" in output
     assert "pd_a2_p0  1     pd-proxy                 -         -                8081" in output
+
+
+CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind", "HF_HUB_OFFLINE": "1"}
+CPU_SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--seed", "1024"]
+
+
+def test_cpu_dp_rehearses_dp_a2_without_devices(lab_plans):
+    """Not a seed (issue 11): dp_a2's DP layout on vLLM's CPU backend, with vLLM's own DP flags."""
+    plan = lab_plans["cpu_dp"]
+    for host, ip, rank, extra in (("cpu_dp_node0", "192.0.2.71", 0, ["--api-server-count", "1"]), ("cpu_dp_node1", "192.0.2.72", 1, ["--headless"])):
+        spec = plan.spec(host, "vllm-cpu")
+        assert_same_command(spec, ["vllm", "serve", "/data/models/tiny-llama", "--host", "0.0.0.0", "--port", "8000",
+                                   "--data-parallel-size", "2", "--data-parallel-size-local", "1", "--data-parallel-start-rank", str(rank),
+                                   "--data-parallel-address", "192.0.2.71", "--data-parallel-rpc-port", "12321",
+                                   "--tensor-parallel-size", "1", *CPU_SERVE, *extra])
+        assert spec["env"] == dict(CPU_ENV, VLLM_HOST_IP=ip, GLOO_SOCKET_IFNAME="eth0")  # no visible-devices variable
+        assert_docker(spec, [], ["/data/models:/data/models:ro"], shm_size="4g", ipc_mode="host")
+
+
+def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
+    """Not a seed (issue 11): 1P1D over vLLM's NixlConnector on CPU, behind the vllm-ascend proxy."""
+    plan = lab_plans["cpu_pd"]
+    kv = '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_buffer_device":"cpu"}'
+    for host, role, ip, port, side in (("cpu_pd_prefill", "prefill", "192.0.2.81", 8100, "5600"),
+                                       ("cpu_pd_decode", "decode", "192.0.2.82", 8200, "5700")):
+        spec = plan.spec(host, "vllm-cpu-%s" % role)  # one process per node, named by its role
+        assert_same_command(spec, ["vllm", "serve", "/data/models/tiny-llama", "--host", "0.0.0.0", "--port", str(port),
+                                   "--data-parallel-size", "1", "--tensor-parallel-size", "1", *CPU_SERVE,
+                                   "--kv-transfer-config", kv])
+        assert spec["env"] == dict(CPU_ENV, VLLM_HOST_IP=ip, VLLM_NIXL_SIDE_CHANNEL_HOST=ip, VLLM_NIXL_SIDE_CHANNEL_PORT=side)
+        assert spec["wave"] == 0  # both groups start together, then the proxy
+    proxy = plan.spec("cpu_pd_prefill", "pd-proxy")
+    assert proxy["wave"] == 1 and proxy["image"] == "quay.io/ascend/vllm-ascend:v0.30.0rc1"
+    assert proxy["command"][-8:] == ["--prefiller-hosts", "192.0.2.81", "--prefiller-ports", "8100",
+                                     "--decoder-hosts", "192.0.2.82", "--decoder-ports", "8200"]

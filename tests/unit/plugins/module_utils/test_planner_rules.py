@@ -404,3 +404,42 @@ def test_cuda_visible_devices_contradicts_the_gpu_request():
     assert _single_problem(cluster) == (
         "cluster ucm_h100: vllm_engine_env.CUDA_VISIBLE_DEVICES: CUDA_VISIBLE_DEVICES=4,5,6,7, but the GPUs come from the "
         "container's device request and are numbered from 0 inside it. Fix: remove it: the plan requests each process's GPUs.")
+
+
+def _cpu_pd(**groups):
+    """A CPU 1P1D over NixlConnector on one machine (issue 11): prefill DP2 per rank, decode DP1."""
+    cluster = {
+        "name": "cpu_pd", "hardware": "cpu", "connector": "nixl", "network_env": ["VLLM_HOST_IP"],
+        "groups": {"prefill": {"dp_size": 2, "tp_size": 1, "kv_port": 5600, "api_port": 8100},
+                   "decode": {"dp_size": 1, "tp_size": 1, "launch": "per_node", "kv_port": 5700, "api_port": 8200}},
+        "nodes": [{"host": "box", "address": "192.0.2.90", "role": "prefill", "local_ranks": 2},
+                  {"host": "box2", "address": "192.0.2.91", "role": "decode", "local_ranks": 1}],
+    }
+    for role, values in groups.items():
+        cluster["groups"][role].update(values)
+    return cluster
+
+
+def test_cpu_ranks_get_no_devices_and_nixl_a_side_channel_each():
+    plan = plan_cluster(_cpu_pd(prefill={"tp_size": 4}))  # no device count limits a CPU node
+    prefill = [p for p in plan["processes"] if p["role"] == "prefill"]
+    assert [p["devices"] for p in plan["processes"]] == [[], [], []]
+    assert [p["env"]["VLLM_NIXL_SIDE_CHANNEL_PORT"] for p in prefill] == ["5600", "5600"]  # vLLM adds the DP rank
+    assert [r["nixl_side_channel_port"] for r in plan["ranks"] if r["role"] == "prefill"] == [5600, 5601]
+    assert all("ASCEND_RT_VISIBLE_DEVICES" not in p["env"] and "CUDA_VISIBLE_DEVICES" not in p["env"] for p in plan["processes"])
+    assert '"kv_buffer_device":"cpu"' in prefill[0]["kv_transfer_config"]
+
+
+def test_nixl_side_channels_collide_with_another_port_of_the_host():
+    cluster = _cpu_pd()
+    cluster["nodes"][1]["address"] = "192.0.2.90"  # decode on the prefill's machine: one machine, two hosts
+    cluster["groups"]["decode"]["kv_port"] = 5601
+    assert _single_problem(cluster) == (
+        "cluster cpu_pd, host box: vllm_engine_groups.prefill.kv_port: prefill rank 1 NIXL side channel (5601) overlaps "
+        "decode rank 0 NIXL side channel of host box2 (5601). Fix: move one of them; also check vllm_engine_groups.decode.kv_port.")
+
+
+def test_nixl_needs_a_side_channel_port_and_both_groups():
+    cluster = _cpu_pd()
+    del cluster["groups"]["decode"]["kv_port"]
+    assert "vllm_engine_groups.decode.kv_port: NixlConnector needs a side-channel base port" in _single_problem(cluster)

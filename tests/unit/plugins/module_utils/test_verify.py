@@ -81,3 +81,23 @@ def test_report_lists_endpoints_the_completion_and_counters():
     assert lines[3] == "vllm: prefix_cache_hits_total 0 -> 256"
     assert lines[4] == "cache counters unchanged on idle"
     assert lines[5] == "master metrics: a +3, c +1"
+
+
+def test_a_pool_is_shown_shared_when_an_engine_after_the_first_finds_its_blocks():
+    zero = dict.fromkeys(verify.CACHE_METRICS, 0.0)
+    counting = {"p0": dict(zero, **{verify.PREFIX_HITS: 512}), "p1": dict(zero, **{verify.EXTERNAL_HITS: 512}), "p2": zero}
+    shared = verify.pool_sharing(["p0", "p1", "p2"], counting)
+    assert shared == {"first": "p0", "found": {"p1": 512}, "missed": ["p2"]}
+    assert verify.pool_line(shared) == "KV pool shared: p1 found the blocks p0 stored (p1 512 tokens)"
+    # the first engine's own external hits prove nothing about sharing
+    alone = verify.pool_sharing(["p0", "p1"], {"p0": dict(zero, **{verify.EXTERNAL_HITS: 512}), "p1": zero})
+    assert alone["found"] == {} and verify.pool_line(alone).startswith("KV pool NOT shown shared: no engine after p0")
+    # one pooled engine, or an engine whose counters were not read, shows nothing either way
+    assert verify.pool_sharing(["p0"], counting) is None and verify.pool_sharing(["p0", "px"], counting) is None
+    assert verify.pool_line(None) is None
+
+
+def test_only_engines_whose_connector_names_a_pool_count_as_pooled():
+    pooled = engine("p", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"MultiConnector","kv_connector_extra_config":'
+                                    '{"connectors":[{"kv_connector":"AscendStoreConnector"}]}}'])
+    assert verify.uses_pool(pooled) and not verify.uses_pool(engine("q", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"UCMConnector"}']))

@@ -224,6 +224,8 @@ def plan_table(specs):
 def dp_ranks(command):
     """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
     ranks = _flag_value(command, "--data-parallel-rank") or _flag_value(command, "--data-parallel-start-rank") or ""
+    if not ranks and "--data-parallel-size-local" in command:
+        ranks = "0"  # no start rank given: vLLM starts at 0
     if ranks and "--data-parallel-size-local" in command:
         first, count = int(ranks), int(_flag_value(command, "--data-parallel-size-local"))
         ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)

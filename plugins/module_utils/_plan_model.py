@@ -14,15 +14,19 @@ import dataclasses
 import difflib
 import typing as t
 
-# Devices per node and how the runtime is told which of them a process may use.
+# Devices per node and how the runtime is told which of them a process may use. start_rank_zero: whether
+# the API node of a multi-node DP group says --data-parallel-start-rank 0, as the seeds (vllm-ascend) do.
+# Upstream vLLM (0.32, seen with the harness's real engine) reads an explicit start rank on a node with an
+# API server as hybrid load balancing, which then refuses the headless nodes ("Remote engine 1 must not
+# use --headless in external or hybrid dp lb mode"); without the flag the rank is 0 all the same.
 HARDWARE = {
-    "a2": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
-    "a3": {"devices": 16, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
-    "a5": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True},
-    "h100": {"devices": 8, "visible_var": "CUDA_VISIBLE_DEVICES", "ascend": False},
+    "a2": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
+    "a3": {"devices": 16, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
+    "a5": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
+    "h100": {"devices": 8, "visible_var": "CUDA_VISIBLE_DEVICES", "ascend": False, "start_rank_zero": False},
     # vLLM's CPU backend: no accelerator to share out, the engines use the host's cores and memory
     # (VLLM_CPU_KVCACHE_SPACE). For rehearsing a layout without accelerators, not for production serving.
-    "cpu": {"devices": 0, "visible_var": None, "ascend": False},
+    "cpu": {"devices": 0, "visible_var": None, "ascend": False, "start_rank_zero": False},
 }
 ROLES = ("prefill", "decode", "colocated")
 LAUNCH_MODES = ("per_rank", "per_node")
@@ -184,6 +188,10 @@ class Cluster:
     @property
     def ascend(self):
         return HARDWARE[self.hardware]["ascend"]
+
+    @property
+    def start_rank_zero(self):
+        return HARDWARE[self.hardware]["start_rank_zero"]
 
     @property
     def accelerators(self):

@@ -115,13 +115,13 @@ def _process_plan(cluster, group, node, ranks):
         "api_server_count": node.api_server_count,
         "engine_id": first["engine_id"],
         "kv_transfer_config": compact_json(kv_config) if kv_config is not None else None,
-        "args": _topology_args(group, node, first, len(ranks)),
+        "args": _topology_args(cluster, group, node, first, len(ranks)),
         "env": _topology_env(cluster, group, node, first, devices),
     }
     return process
 
 
-def _topology_args(group, node, first, local_ranks):
+def _topology_args(cluster, group, node, first, local_ranks):
     """The flags the launcher and the node scripts compute (004 5.2 / 5.3), in the seeds' order."""
     args = ["--host", "0.0.0.0", "--port", str(first["port"])]
     if node.headless:
@@ -130,7 +130,9 @@ def _topology_args(group, node, first, local_ranks):
     if group.launch == "per_rank":
         args += ["--data-parallel-rank", str(first["dp_rank"])]
     elif group.dp_size > 1:
-        args += ["--data-parallel-size-local", str(local_ranks), "--data-parallel-start-rank", str(first["dp_rank"])]
+        args += ["--data-parallel-size-local", str(local_ranks)]
+        if first["dp_rank"] or cluster.start_rank_zero:
+            args += ["--data-parallel-start-rank", str(first["dp_rank"])]
     if group.launch == "per_rank" or group.dp_size > 1:
         args += ["--data-parallel-address", first["dp_address"], "--data-parallel-rpc-port", str(group.dp_rpc_port)]
     args += ["--tensor-parallel-size", str(group.tp_size)]

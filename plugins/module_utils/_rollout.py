@@ -135,6 +135,11 @@ def _short(value, limit=120):
     return value if len(value) <= limit else value[:limit - 3] + "..."
 
 
+def uid(spec):
+    """A container's key across the cluster: names repeat on different hosts (dp_a2 runs vllm-ascend on both)."""
+    return "%s/%s" % (spec["host"], spec["name"])
+
+
 def launch_steps(states, specs, waves):
     """The steps of a deploy run: what each starts and restarts, what it waits for, and why.
 
@@ -142,50 +147,50 @@ def launch_steps(states, specs, waves):
     ``restart`` (same spec, mounted config file rewritten), ``running`` and ``changes`` ({name: [what
     changed]}). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
 
-    Returns {"steps": [{"wave", "start", "restart", "wait", "rolling"}], "why": {name: reason}, "lines":
-    one printable line per container started}: a
-    wave's first step starts whatever must start and waits for the whole wave; each rolled group
-    then gets a step of its own.
+    Returns {"steps": [{"wave", "rolling", "start", "restart", "wait", "hosts"}], "why": {"host/name":
+    reason}, "lines": one printable line per container started}. A step's start / restart / wait list
+    container names; its ``hosts`` says the same per host ({host: {"start", "restart", "wait"}}), which is
+    what each host acts on. A wave's first step starts whatever must start and waits for the whole wave;
+    each rolled group then gets a step of its own.
     """
     status, running, why, rewritten = {}, set(), {}, set()
     for spec in specs:
         state = states.get(spec["host"]) or {}
-        name = spec["name"]
-        status[name] = (state.get("status") or {}).get(name, "missing")
+        name, key = spec["name"], uid(spec)
+        status[key] = (state.get("status") or {}).get(name, "missing")
         if name in (state.get("restart") or []):
-            status[name] = "changed"
-            rewritten.add(name)
-            why[name] = "a config file it mounts was rewritten"
-        elif status[name] == "changed":
-            why[name] = "; ".join((state.get("changes") or {}).get(name) or ["spec changed"])
-        elif status[name] in ("missing", "stopped"):
-            why[name] = "not running (%s)" % status[name]
+            status[key] = "changed"
+            rewritten.add(key)
+            why[key] = "a config file it mounts was rewritten"
+        elif status[key] == "changed":
+            why[key] = "; ".join((state.get("changes") or {}).get(name) or ["spec changed"])
+        elif status[key] in ("missing", "stopped"):
+            why[key] = "not running (%s)" % status[key]
         if name in (state.get("running") or []):
-            running.add(name)
+            running.add(key)
     groups = {}
     for spec in specs:
         groups.setdefault(dp_group(spec), []).append(spec)
-    touched = {key for key, members in groups.items() if any(status[m["name"]] != "ok" for m in members)}
+    touched = {group for group, members in groups.items() if any(status[uid(m)] != "ok" for m in members)}
     # a group that is down, or whose members disagree, cannot keep serving: it is recovered, not rolled
-    rolling = {key for key in touched if all(m["name"] in running and status[m["name"]] != "ok" for m in groups[key])}
-    for key in touched:
-        first = next(m["name"] for m in groups[key] if status[m["name"]] != "ok")
-        for member in groups[key]:
-            if member["name"] not in why:
-                why[member["name"]] = "restarted with its DP group (%s: %s)" % (first, why[first])
+    rolling = {group for group in touched if all(uid(m) in running and status[uid(m)] != "ok" for m in groups[group])}
+    for group in touched:
+        first = next(m for m in groups[group] if status[uid(m)] != "ok")
+        for member in groups[group]:
+            if uid(member) not in why:
+                why[uid(member)] = "restarted with its DP group (%s: %s)" % (first["name"], why[uid(first)])
     _engines_after_services(specs, groups, touched, rolling, why)
     steps = []
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
-        first = [s["name"] for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
-        steps.append(_step(wave, first, [s["name"] for s in in_wave], status, rewritten, False))
-        for key in _ordered(dp_group(s) for s in in_wave):
-            if key in rolling:
-                names = [m["name"] for m in groups[key]]
-                steps.append(_step(wave, names, names, status, rewritten, True))
-    host = {spec["name"]: spec["host"] for spec in specs}
-    lines = ["step %d (wave %d%s): %s on %s: %s" % (number, step["wave"], ", rolled" if step["rolling"] else "", name, host[name], why[name])
-             for number, step in enumerate(steps, 1) for name in step["start"]]
+        first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
+        steps.append(_step(wave, first, in_wave, status, rewritten, False))
+        for group in _ordered(dp_group(s) for s in in_wave):
+            if group in rolling:
+                steps.append(_step(wave, groups[group], groups[group], status, rewritten, True))
+    lines = ["step %d (wave %d%s): %s on %s: %s" % (number, step["wave"], ", rolled" if step["rolling"] else "", key.split("/", 1)[1],
+                                                    key.split("/", 1)[0], why[key])
+             for number, step in enumerate(steps, 1) for key in step.pop("keys")]
     return {"steps": steps, "why": why, "lines": lines}
 
 
@@ -193,20 +198,25 @@ def _engines_after_services(specs, groups, touched, rolling, why):
     """A restarted service restarts every engine started after it (they registered with it)."""
     services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
     for service in services:
-        for key, members in groups.items():
+        for group, members in groups.items():
             engines = [m for m in members if m["wave"] > service["wave"] and is_engine(m)]
             if not engines:
                 continue
-            touched.add(key)
-            rolling.discard(key)
+            touched.add(group)
+            rolling.discard(group)
             for member in engines:
-                why.setdefault(member["name"], "restarted after %s (%s): engines register with it" % (service["name"], why[service["name"]]))
+                why.setdefault(uid(member), "restarted after %s (%s): engines register with it" % (service["name"], why[uid(service)]))
 
 
 def _step(wave, start, wait, status, rewritten, rolling):
     """A container up with its spec is restarted; a changed one is recreated (docker_container sees its label)."""
-    return {"wave": wave, "start": start, "restart": [name for name in start if status[name] == "ok" or name in rewritten],
-            "wait": wait, "rolling": rolling}
+    restart = [s for s in start if status[uid(s)] == "ok" or uid(s) in rewritten]
+    hosts = {}
+    for what, members in (("start", start), ("restart", restart), ("wait", wait)):
+        for spec in members:
+            hosts.setdefault(spec["host"], {"start": [], "restart": [], "wait": []})[what].append(spec["name"])
+    return {"wave": wave, "rolling": rolling, "start": [s["name"] for s in start], "restart": [s["name"] for s in restart],
+            "wait": [s["name"] for s in wait], "hosts": hosts, "keys": [uid(s) for s in start]}
 
 
 def _ordered(keys):

@@ -60,6 +60,20 @@ def targets(specs):
             "model": served_model(api[0]["command"]) if api else None}
 
 
+def engines_behind(spec):
+    """How many engines an API rank's requests may go to: the whole DP group when one API server fronts it
+    (vLLM balances by load, not by prefix), one with a rank of its own (--data-parallel-rank)."""
+    command = spec.get("command") or []
+    if "--data-parallel-rank" in command or "--data-parallel-size" not in command:
+        return 1
+    return int(command[command.index("--data-parallel-size") + 1])
+
+
+def repeats(spec):
+    """Sends of the long prompt to an API rank so that two reach one engine (one more than its engines)."""
+    return engines_behind(spec) + 1
+
+
 def long_prompt(nonce, words=600):
     """A prompt of several KV blocks (block size 128) that no earlier run sent (the nonce comes first)."""
     return " ".join(["verify-%s" % nonce] + ["word%d" % (i % 97) for i in range(words - 1)])

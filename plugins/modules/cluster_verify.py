@@ -17,7 +17,8 @@ description:
   - A streamed completion through the front (the PD proxy, else the first API rank) returns non-empty text (the
     example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM issue 13140); its time to first token is
     measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
-  - A long prompt new to the cluster, sent twice to every API rank that computes prefills, must hit a cache
+  - A long prompt new to the cluster, sent twice to every API rank that computes prefills (one more time than the
+    engines behind it, when one API server fronts a DP group: vLLM balances by load, not by prefix), must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
     reported, and the pool services' own counters that moved.
   - With a KV pool, the ranks are asked one after another, so a rank after the first must find the prompt's blocks in
@@ -187,7 +188,7 @@ def requests(client, found, problems, pd):
     prompt = verify.long_prompt(uuid.uuid4().hex[:12])
     refused = False
     for spec in found["counting"]:
-        for _attempt in range(2):
+        for _attempt in range(verify.repeats(spec)):
             code, body, _seconds = client.post(verify.base_url(spec) + "/v1/completions", {"model": found["model"], "prompt": prompt, "max_tokens": 1})
             if code != 200:
                 problems.append("%s on %s: the long prompt answered HTTP %s: %s" % (spec["name"], spec["host"], code or "nothing", body[:200]))

@@ -33,6 +33,9 @@ RESERVED_PORTS = "5000-13000,30000-40000,50000-50100,60000-60999"
 LABEL = "llmops.harness"
 BUILD = pathlib.Path(__file__).resolve().parents[2] / ".build" / "harness"
 SSH = BUILD / "ssh"
+# Real vLLM for the CPU clusters and its tiny model (tests/harness/vllm_cpu/build.sh), read-only in every node.
+VLLM_CPU = BUILD / "vllm-cpu"
+VLLM_CPU_MOUNT = "/opt/llmops-vllm-cpu"
 
 
 def docker(*args, check=True, **kwargs):
@@ -89,12 +92,14 @@ def start_node(name, address, npus, gpus):
         return
     if state:
         docker("rm", "-f", name)
+    VLLM_CPU.mkdir(parents=True, exist_ok=True)
     # A node runs dockerd: it needs every capability the sandbox grants (--privileged is refused),
     # the cgroup tree, and its own /var/lib/docker volume (see shared HARNESS_NOTES).
     docker("run", "-d", "--name", name, "--hostname", name, "--network", NETWORK, "--ip", address,
            "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
            "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
            "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", name + "-docker:/var/lib/docker", "--tmpfs", "/run",
+           "-v", "%s:%s:ro" % (VLLM_CPU, VLLM_CPU_MOUNT),
            # the ports the harness plans use (API, DP RPC, pool, Mooncake kv_port ranges, HCCL ranges) kept out of
            # the ephemeral range, as operators should (a kv_port an outgoing connection took fails to bind)
            "--sysctl", "net.ipv4.ip_local_reserved_ports=" + RESERVED_PORTS,

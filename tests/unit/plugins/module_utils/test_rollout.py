@@ -46,6 +46,12 @@ def states(specs, status=None, down=(), changes=None, restart=()):
     return result
 
 
+def why(plan, name):
+    """The reason given for the container of that name (unique in these clusters)."""
+    (reason,) = [text for key, text in plan["why"].items() if key.endswith("/" + name)]
+    return reason
+
+
 def started(plan):
     return [name for step in plan["steps"] for name in step["start"]]
 
@@ -66,7 +72,7 @@ def test_one_dead_decode_rank_restarts_its_whole_dp_group_on_every_host_and_noth
     assert {s["host"] for s in specs if s["name"] in decode} == {"pd_a2_d0", "pd_a2_d1"}
     step = next(step for step in plan["steps"] if step["start"])
     assert not step["rolling"] and "vllm-decode-dp5" not in step["restart"] and "vllm-decode-dp0" in step["restart"]
-    assert plan["why"]["vllm-decode-dp0"] == "restarted with its DP group (vllm-decode-dp5: not running (stopped))"
+    assert why(plan, "vllm-decode-dp0") == "restarted with its DP group (vllm-decode-dp5: not running (stopped))"
     assert "pd_a2_d1" in next(line for line in plan["lines"] if "vllm-decode-dp5 on" in line)
 
 
@@ -78,7 +84,7 @@ def test_a_restarted_pool_service_restarts_the_engines_after_it_in_their_waves()
     order = {name: number for number, step in enumerate(plan["steps"]) for name in step["start"]}
     assert all(order[s["name"]] > order["master"] for s in engines)
     assert "proxy" not in order  # the proxy holds no registration
-    assert plan["why"]["vllm-decode-dp0"].startswith("restarted after master (not running (missing))")
+    assert why(plan, "vllm-decode-dp0").startswith("restarted after master (not running (missing))")
 
 
 def test_changed_running_groups_roll_one_at_a_time_in_start_order():
@@ -92,7 +98,7 @@ def test_changed_running_groups_roll_one_at_a_time_in_start_order():
         s for s in specs if s["name"] == step["start"][0]))} for step in rolled)
     assert [step["wait"] for step in rolled] == [step["start"] for step in rolled]
     assert rolled[0]["restart"] == []  # recreated for their new spec, not restarted besides
-    assert plan["why"]["vllm-prefill-dp0"] == "image: img:1 -> img:2"
+    assert why(plan, "vllm-prefill-dp0") == "image: img:1 -> img:2"
     proxy_step = plan["steps"].index(next(step for step in plan["steps"] if "proxy" in step["wait"]))
     assert proxy_step > plan["steps"].index(rolled[-1])
 
@@ -102,7 +108,7 @@ def test_a_group_partly_down_is_recovered_not_rolled():
     status = {"vllm-decode-dp0": "changed", "vllm-decode-dp5": "missing"}
     plan = rollout.launch_steps(states(specs, status, changes={"vllm-decode-dp0": ["--max-model-len: 4096 -> 8192"]}), specs, waves)
     assert not any(step["rolling"] for step in plan["steps"])
-    assert plan["why"]["vllm-decode-dp0"] == "--max-model-len: 4096 -> 8192"
+    assert why(plan, "vllm-decode-dp0") == "--max-model-len: 4096 -> 8192"
 
 
 def test_a_rewritten_config_file_restarts_the_container_and_its_group():
@@ -110,7 +116,8 @@ def test_a_rewritten_config_file_restarts_the_container_and_its_group():
     name = specs[0]["name"]
     plan = rollout.launch_steps(states(specs, {name: "changed"}, restart=[name]), specs, waves)
     step = next(step for step in plan["steps"] if step["start"])
-    assert name in step["restart"] and plan["why"][name] == "a config file it mounts was rewritten"
+    # the helper marks the name on both nodes (dp_a2 runs one name on each): both are rewritten
+    assert name in step["restart"] and set(plan["why"].values()) == {"a config file it mounts was rewritten"}
 
 
 def test_spec_changes_name_the_flag_env_mount_and_image():
@@ -132,3 +139,21 @@ def test_record_lines_show_one_setting_per_line_for_diff():
                            secret_env={"names": ["K"], "role": "decode", "digest": "abc"})
     assert rollout.record_lines(rollout.spec_record(spec)) == [
         "image: i", "command python p.py", "--hosts a b", "env A=1", "secret env digest: abc", "network_mode: host"]
+
+
+def test_containers_of_one_name_on_two_hosts_are_told_apart():
+    """dp_a2 runs vllm-ascend on both nodes: node0's dead rank restarts both, each on its own host."""
+    specs, waves = cluster(seeds.dp_a2())
+    engines = [s for s in specs if s["command"][0] == "vllm"]
+    assert len({s["name"] for s in engines}) == 1 and len(engines) == 2
+    result = states(specs)
+    result["dp_a2_node0"]["status"]["vllm"] = "stopped"
+    result["dp_a2_node0"]["running"].remove("vllm")
+    plan = rollout.launch_steps(result, specs, waves)
+    (step,) = [step for step in plan["steps"] if step["start"]]
+    assert step["hosts"]["dp_a2_node0"]["start"] == ["vllm"] and step["hosts"]["dp_a2_node0"]["restart"] == []
+    assert step["hosts"]["dp_a2_node1"]["start"] == ["vllm"] and step["hosts"]["dp_a2_node1"]["restart"] == ["vllm"]
+    assert plan["why"] == {"dp_a2_node0/vllm": "not running (stopped)",
+                           "dp_a2_node1/vllm": "restarted with its DP group (vllm: not running (stopped))"}
+    assert plan["lines"] == ["step 1 (wave 0): vllm on dp_a2_node0: not running (stopped)",
+                             "step 1 (wave 0): vllm on dp_a2_node1: restarted with its DP group (vllm: not running (stopped))"]

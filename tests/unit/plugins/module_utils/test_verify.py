@@ -101,3 +101,9 @@ def test_only_engines_whose_connector_names_a_pool_count_as_pooled():
     pooled = engine("p", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"MultiConnector","kv_connector_extra_config":'
                                     '{"connectors":[{"kv_connector":"AscendStoreConnector"}]}}'])
     assert verify.uses_pool(pooled) and not verify.uses_pool(engine("q", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"UCMConnector"}']))
+
+
+def test_the_long_prompt_goes_once_more_than_the_engines_behind_an_api_server():
+    front = engine("dp0", "n0", {}, ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--api-server-count", "1"])
+    per_rank = engine("p0", "n0", {}, ["--data-parallel-size", "8", "--data-parallel-rank", "0"])
+    assert [verify.repeats(s) for s in (front, per_rank, engine("one", "n0", {}))] == [3, 2, 2]

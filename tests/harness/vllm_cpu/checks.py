@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the CPU scenarios check with real vLLM beyond the product's verify (tests only).
+
+    python checks.py dp-spread API_URL [--requests 12]
+        concurrent requests to the API server of a DP group reach more than one engine: vLLM's
+        vllm:request_success_total counts them per engine label.
+    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL
+        a greedy completion through the PD proxy is decoded with the prefill's KV (the decode's
+        prompt tokens of source external_kv_transfer rise) and its text equals what the prefill
+        engine alone answers for the same prompt (the single-engine baseline).
+
+Prints what it measured; exits 1 naming what failed. Only addresses of the harness are asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import re
+import sys
+import urllib.request
+
+SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:]+)\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)$')
+PROMPT = "The future of AI is a cluster that serves every request with prefill and decode on nodes whose devices hold"
+
+
+def post(url, body, timeout=120):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read().decode() or "{}")
+
+
+def series(url, name):
+    """{frozenset of labels: value} of one metric on a /metrics page."""
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    found = {}
+    for line in text.splitlines():
+        match = SAMPLE.match(line)
+        if match and match.group("name") == name:
+            labels = frozenset(re.findall(r'(\w+)="([^"]*)"', match.group("labels")))
+            found[labels] = float(match.group("value"))
+    return found
+
+
+def model(url):
+    with urllib.request.urlopen(url + "/v1/models", timeout=30) as response:
+        return json.loads(response.read().decode())["data"][0]["id"]
+
+
+def completion(url, name, prompt, max_tokens=16):
+    answer = post(url + "/v1/completions", {"model": name, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0})
+    return answer["choices"][0]["text"]
+
+
+def dp_spread(args):
+    name = model(args.api)
+    before = series(args.api, "vllm:request_success_total")
+    with concurrent.futures.ThreadPoolExecutor(args.requests) as pool:
+        list(pool.map(lambda i: completion(args.api, name, "request %d of the spread check" % i, 32), range(args.requests)))
+    after = series(args.api, "vllm:request_success_total")
+    per_engine = {}
+    for labels, value in after.items():
+        engine = dict(labels).get("engine")
+        per_engine[engine] = per_engine.get(engine, 0) + value - before.get(labels, 0.0)
+    print("requests answered per engine: %s" % json.dumps(per_engine, sort_keys=True))
+    served = [engine for engine, count in per_engine.items() if count > 0]
+    if len(served) < 2:
+        sys.exit("DP spread: %d concurrent requests were all answered by engine(s) %s" % (args.requests, served))
+
+
+def external_tokens(url):
+    return sum(value for labels, value in series(url, "vllm:prompt_tokens_by_source_total").items()
+               if dict(labels).get("source") == "external_kv_transfer")
+
+
+def pd_baseline(args):
+    name = model(args.prefill)
+    before = external_tokens(args.decode)
+    through = completion(args.proxy, name, PROMPT)
+    taken = external_tokens(args.decode) - before
+    alone = completion(args.prefill, name, PROMPT)
+    print("through the proxy: %r; prefill alone: %r; decode took %d prompt tokens of prefill KV" % (through, alone, taken))
+    problems = []
+    if taken <= 0:
+        problems.append("the decode took no prompt tokens from the prefill's KV (external_kv_transfer did not rise)")
+    if through != alone:
+        problems.append("the text through the proxy differs from the single-engine baseline")
+    if problems:
+        sys.exit("PD: " + "; ".join(problems))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="check", required=True)
+    spread = sub.add_parser("dp-spread")
+    spread.add_argument("api")
+    spread.add_argument("--requests", type=int, default=12)
+    pd = sub.add_parser("pd-baseline")
+    pd.add_argument("proxy")
+    pd.add_argument("prefill")
+    pd.add_argument("decode")
+    args = parser.parse_args()
+    (dp_spread if args.check == "dp-spread" else pd_baseline)(args)
+
+
+if __name__ == "__main__":
+    main()

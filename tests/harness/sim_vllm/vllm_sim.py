@@ -46,7 +46,9 @@ KNOWN_CONNECTORS = {"UCMConnector", "MooncakeConnectorV2", "MooncakeConnector", 
 KV_ROLES = {"kv_producer", "kv_consumer", "kv_both"}
 UCM_PIPELINES = {"Cache|Posix", "Cache|Compress|Posix", "Cache|Empty", "Cache|Fake", "Empty", "Fake", "Mooncake",
                  "Mooncake|Posix", "Dram"}
-READY_LINE = "init engine (profile, create kv cache, warmup model) took %.2f seconds"
+# What vLLM 0.32 logs (seen with the harness's real engine): the engine core is ready, then the API server.
+READY_LINE = "init engine (profile, create kv cache, warmup model) took %.2f s"
+SERVING_LINE = "Starting vLLM server on http://%s:%d"
 
 
 def log(message):
@@ -69,7 +71,7 @@ def json_arg(text):
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="vllm serve", allow_abbrev=False)
+    p = argparse.ArgumentParser(prog="vllm", allow_abbrev=False)
     p.add_argument("model")
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=int, default=8000)
@@ -91,6 +93,7 @@ def parser():
     p.add_argument("--max-num-batched-tokens", type=int)
     p.add_argument("--max-num-seqs", type=int)
     p.add_argument("--block-size", type=int, default=128)
+    p.add_argument("--dtype", choices=["auto", "half", "float16", "bfloat16", "float", "float32"], default="auto")
     p.add_argument("--quantization", choices=["ascend", "fp8", "awq", "gptq"])
     p.add_argument("--gpu-memory-utilization", type=float)
     p.add_argument("--kv-cache-dtype", choices=["auto", "int8", "fp8", "bfloat16"])
@@ -394,18 +397,24 @@ class Engine:
         self.devices = devices
 
     def metrics(self):
-        """vLLM's names: the prefix cache, and the KV connector's share (external) when there is one."""
-        labels = 'model_name="%s",engine="%s",worker_rank="%d"' % (self.name, self.engine_id, self.dp_rank)
-        lines = ["vllm:num_requests_running{model_name=\"%s\"} 0" % self.name,
-                 "vllm:prefix_cache_queries_total{%s} %d" % (labels, self.counters["query"]),
-                 "vllm:prefix_cache_hits_total{%s} %d" % (labels, self.counters["hit"]),
-                 "sim:remote_prefill_requests_total{%s} %d" % (labels, self.counters["remote_prefill"])]
-        if self.kv:
-            lines += ["vllm:external_prefix_cache_queries_total{%s} %d" % (labels, self.counters["external_query"]),
-                      "vllm:external_prefix_cache_hits_total{%s} %d" % (labels, self.counters["external_hit"])]
+        """vLLM's names and labels (engine: the DP rank; model_name): the prefix cache, the KV connector's
+        share (external), prompt tokens by source, finished requests."""
+        labels = 'engine="%d",model_name="%s"' % (self.dp_rank, self.name)
+        counters = self.counters
+        local = counters["query"] - counters["hit"] - counters["external_hit"]
+        lines = ['vllm:num_requests_running{%s} 0' % labels,
+                 "vllm:prefix_cache_queries_total{%s} %d" % (labels, counters["query"]),
+                 "vllm:prefix_cache_hits_total{%s} %d" % (labels, counters["hit"]),
+                 "vllm:external_prefix_cache_queries_total{%s} %d" % (labels, counters["external_query"]),
+                 "vllm:external_prefix_cache_hits_total{%s} %d" % (labels, counters["external_hit"]),
+                 'vllm:prompt_tokens_by_source_total{%s,source="local_compute"} %d' % (labels, max(local, 0)),
+                 'vllm:prompt_tokens_by_source_total{%s,source="local_cache_hit"} %d' % (labels, counters["hit"]),
+                 'vllm:prompt_tokens_by_source_total{%s,source="external_kv_transfer"} %d' % (labels, counters["external_hit"]),
+                 'vllm:request_success_total{%s,finished_reason="length"} %d' % (labels, counters["requests"]),
+                 "sim:remote_prefill_requests_total{%s} %d" % (labels, counters["remote_prefill"])]
         if self.kv and self.kv.get("ucm"):
-            lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, self.counters["external_query"]),
-                      "ucm:ucm_hit_tokens_total{%s} %d" % (labels, self.counters["external_hit"])]
+            lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, counters["external_query"]),
+                      "ucm:ucm_hit_tokens_total{%s} %d" % (labels, counters["external_hit"])]
         return "\n".join(lines) + "\n"
 
     def complete(self, body, chat):
@@ -426,6 +435,7 @@ class Engine:
             with self.lock:
                 self.counters["remote_prefill"] += 1
                 # the prompt's KV came from the prefill: the connector's tokens, as vLLM counts them
+                self.counters["query"] += len(prompt.split())
                 self.counters["external_query"] += len(prompt.split())
                 self.counters["external_hit"] += len(prompt.split())
             fingerprint += ":from:%s@%s:%s" % (params.get("remote_engine_id"), params["remote_host"], params["remote_port"])
@@ -446,7 +456,7 @@ class Engine:
         text = " ".join("tok%d" % i for i in range(max_tokens))
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
                  "total_tokens": len(prompt.split()) + max_tokens}
-        choice = {"index": 0, "finish_reason": "length", "stop_reason": None}
+        choice = {"index": 0, "logprobs": None, "finish_reason": "length", "stop_reason": None}
         if chat:
             choice["message"] = {"role": "assistant", "content": text}
         else:
@@ -478,7 +488,7 @@ def http_handler(engine):
             if self.path == "/health":
                 self._send(200, "")
             elif self.path == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": engine.name, "object": "model", "root": engine.args.model,
+                self._send(200, {"object": "list", "data": [{"id": engine.name, "object": "model", "owned_by": "vllm", "root": engine.args.model,
                                                             "max_model_len": engine.args.max_model_len}]})
             elif self.path == "/metrics":
                 self._send(200, engine.metrics(), "text/plain; version=0.0.4")
@@ -568,7 +578,7 @@ def serve(argv):
     server.daemon_threads = True
     server.server_bind()
     server.server_activate()
-    log("Starting vLLM API server on http://%s:%d" % (args.host or "0.0.0.0", args.port))
+    log(SERVING_LINE % (args.host or "0.0.0.0", args.port))
     server.serve_forever()
 
 

@@ -32,8 +32,8 @@ def corpus(lines=4000):
     """Generated text: English-ish sentences and the shapes of the prompts the tests send (wordN, nonces)."""
     rng = random.Random(1024)
     for index in range(lines):
-        words = [rng.choice(WORDS) for _ in range(rng.randint(5, 20))]
-        words += ["word%d" % rng.randint(0, 96) for _ in range(rng.randint(0, 8))]
+        words = [rng.choice(WORDS) for _word in range(rng.randint(5, 20))]
+        words += ["word%d" % rng.randint(0, 96) for _word in range(rng.randint(0, 8))]
         words.append("verify-%x" % rng.getrandbits(48))
         yield ("The future of AI is " if index % 7 == 0 else "") + " ".join(words) + "."
 

@@ -52,7 +52,8 @@ def model(url):
 
 
 def completion(url, name, prompt, max_tokens=16):
-    answer = post(url + "/v1/completions", {"model": name, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0})
+    body = {"model": name, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True}
+    answer = post(url + "/v1/completions", body)
     return answer["choices"][0]["text"]
 
 

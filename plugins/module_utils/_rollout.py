@@ -34,7 +34,7 @@ def dp_group(spec):
     """A DP group is named by its coordinator (address and RPC port); any other container is its own group."""
     command = spec.get("command") or []
     address, port = _flag(command, "--data-parallel-address"), _flag(command, "--data-parallel-rpc-port")
-    return "dp %s:%s" % (address, port) if address and port else spec["name"]
+    return "dp %s:%s" % (address, port) if address and port else uid(spec)
 
 
 def spec_record(spec):

@@ -147,10 +147,10 @@ def launch_steps(states, specs, waves):
     ``restart`` (same spec, mounted config file rewritten), ``running`` and ``changes`` ({name: [what
     changed]}). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
 
-    Returns {"steps": [{"wave", "rolling", "start", "restart", "wait", "hosts"}], "why": {"host/name":
-    reason}, "lines": one printable line per container started}. A step's start / restart / wait list
-    container names; its ``hosts`` says the same per host ({host: {"start", "restart", "wait"}}), which is
-    what each host acts on. A wave's first step starts whatever must start and waits for the whole wave;
+    Returns {"steps": [{"wave", "rolling", "stop", "start", "restart", "wait", "hosts"}], "why": {"host/name":
+    reason}, "lines": one printable line per container stopped or started}. A step's stop / start / restart /
+    wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start", "restart",
+    "wait"}}), which is what each host acts on. A wave's first step starts whatever must start and waits for the whole wave;
     each rolled group then gets a step of its own.
     """
     status, running, why, rewritten = {}, set(), {}, set()
@@ -179,24 +179,34 @@ def launch_steps(states, specs, waves):
         for member in groups[group]:
             if uid(member) not in why:
                 why[uid(member)] = "restarted with its DP group (%s: %s)" % (first["name"], why[uid(first)])
-    _engines_after_services(specs, groups, touched, rolling, why)
+    dependents = _engines_after_services(specs, groups, touched, rolling, why)
+    # Engines restarted for a service are stopped before it restarts: left running, they would register
+    # again with the new service (Mooncake: their segments), which then hands out space owned by
+    # processes about to go (puts fail with TRANSFER_FAIL until the master drops them).
+    services = [s["wave"] for s in specs if dp_group(s) in touched and not is_engine(s)]
+    stop = [s for s in dependents if uid(s) in running]
     steps = []
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
-        steps.append(_step(wave, first, in_wave, status, rewritten, False))
+        steps.append(_step(wave, first, in_wave, status, rewritten, False, stop if services and wave == min(services) else ()))
         for group in _ordered(dp_group(s) for s in in_wave):
             if group in rolling:
                 steps.append(_step(wave, groups[group], groups[group], status, rewritten, True))
-    lines = ["step %d (wave %d%s): %s on %s: %s" % (number, step["wave"], ", rolled" if step["rolling"] else "", key.split("/", 1)[1],
-                                                    key.split("/", 1)[0], why[key])
-             for number, step in enumerate(steps, 1) for key in step.pop("keys")]
+    lines = []
+    for number, step in enumerate(steps, 1):
+        lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
+                  % (number, step["wave"], key.split("/", 1)[1], key.split("/", 1)[0]) for key in step.pop("stop_keys")]
+        lines += ["step %d (wave %d%s): %s on %s: %s" % (number, step["wave"], ", rolled" if step["rolling"] else "",
+                                                         key.split("/", 1)[1], key.split("/", 1)[0], why[key])
+                  for key in step.pop("keys")]
     return {"steps": steps, "why": why, "lines": lines}
 
 
 def _engines_after_services(specs, groups, touched, rolling, why):
-    """A restarted service restarts every engine started after it (they registered with it)."""
+    """A restarted service restarts every engine started after it (they registered with it); returns them."""
     services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
+    dependents = []
     for service in services:
         for group, members in groups.items():
             engines = [m for m in members if m["wave"] > service["wave"] and is_engine(m)]
@@ -206,17 +216,21 @@ def _engines_after_services(specs, groups, touched, rolling, why):
             rolling.discard(group)
             for member in engines:
                 why.setdefault(uid(member), "restarted after %s (%s): engines register with it" % (service["name"], why[uid(service)]))
+                dependents += [member] if member not in dependents else []
+    return dependents
 
 
-def _step(wave, start, wait, status, rewritten, rolling):
-    """A container up with its spec is restarted; a changed one is recreated (docker_container sees its label)."""
+def _step(wave, start, wait, status, rewritten, rolling, stop=()):
+    """A container up with its spec is restarted; a changed one is recreated (docker_container sees its label).
+    ``stop``: containers stopped before anything of the step starts."""
     restart = [s for s in start if status[uid(s)] == "ok" or uid(s) in rewritten]
     hosts = {}
-    for what, members in (("start", start), ("restart", restart), ("wait", wait)):
+    for what, members in (("stop", stop), ("start", start), ("restart", restart), ("wait", wait)):
         for spec in members:
-            hosts.setdefault(spec["host"], {"start": [], "restart": [], "wait": []})[what].append(spec["name"])
-    return {"wave": wave, "rolling": rolling, "start": [s["name"] for s in start], "restart": [s["name"] for s in restart],
-            "wait": [s["name"] for s in wait], "hosts": hosts, "keys": [uid(s) for s in start]}
+            hosts.setdefault(spec["host"], {"stop": [], "start": [], "restart": [], "wait": []})[what].append(spec["name"])
+    return {"wave": wave, "rolling": rolling, "stop": [s["name"] for s in stop], "start": [s["name"] for s in start],
+            "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts,
+            "keys": [uid(s) for s in start], "stop_keys": [uid(s) for s in stop]}
 
 
 def _ordered(keys):

@@ -314,10 +314,15 @@ class MooncakePool:
             % (config["master_server_address"], segment, config.get("protocol")))
 
     def has(self, key):
-        return self.store.is_exist(self.prefix + key) == 1
+        found = self.store.is_exist(self.prefix + key)
+        if found < 0:
+            log("Mooncake store: is_exist %s failed (%d)" % (key[:12], found))
+        return found == 1
 
     def put(self, key):
-        self.store.put(self.prefix + key, key.encode())  # already there (another engine put it): fine
+        code = self.store.put(self.prefix + key, key.encode())
+        if code != 0:  # -706 (already there: another engine put it) is fine; say the rest
+            log("Mooncake store: put %s answered %d" % (key[:12], code))
 
 
 class EnginePool:

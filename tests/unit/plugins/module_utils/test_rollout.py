@@ -85,6 +85,12 @@ def test_a_restarted_pool_service_restarts_the_engines_after_it_in_their_waves()
     assert all(order[s["name"]] > order["master"] for s in engines)
     assert "proxy" not in order  # the proxy holds no registration
     assert why(plan, "vllm-decode-dp0").startswith("restarted after master (not running (missing))")
+    # the running engines are stopped before the master starts, so none registers with the new one
+    (first,) = [step for step in plan["steps"] if "master" in step["start"]]
+    assert sorted(first["stop"]) == sorted(s["name"] for s in engines) and plan["lines"][0].endswith(
+        "first (it registered with a service that restarts)")
+    assert all(not step["stop"] for step in plan["steps"] if step is not first)
+    assert sum(len(mine["stop"]) for mine in first["hosts"].values()) == len(engines)
 
 
 def test_changed_running_groups_roll_one_at_a_time_in_start_order():

@@ -213,7 +213,7 @@ def plan_table(specs):
         command = spec["command"]
         ranks = dp_ranks(command)
         devices = spec["env"].get("ASCEND_RT_VISIBLE_DEVICES") or ",".join(spec["gpus"] or []) or "-"
-        port = _flag_value(command, "--port") or ""
+        port = flag_value(command, "--port") or ""
         if "--headless" in command:
             port = "headless"
         rows.append((spec["host"], str(spec["wave"]), spec["name"], ranks or "-", devices, port or _ready_port(spec)))
@@ -223,17 +223,18 @@ def plan_table(specs):
 
 def dp_ranks(command):
     """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
-    ranks = _flag_value(command, "--data-parallel-rank") or _flag_value(command, "--data-parallel-start-rank") or ""
+    ranks = flag_value(command, "--data-parallel-rank") or flag_value(command, "--data-parallel-start-rank") or ""
     if not ranks and "--data-parallel-size-local" in command:
         ranks = "0"  # no start rank given: vLLM starts at 0
     if ranks and "--data-parallel-size-local" in command:
-        first, count = int(ranks), int(_flag_value(command, "--data-parallel-size-local"))
+        first, count = int(ranks), int(flag_value(command, "--data-parallel-size-local"))
         ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)
     return ranks
 
 
-def _flag_value(command, flag):
-    return command[command.index(flag) + 1] if flag in command else None
+def flag_value(command, flag):
+    """The value after a flag in an argv, or None."""
+    return command[command.index(flag) + 1] if flag in command and command.index(flag) + 1 < len(command) else None
 
 
 def _ready_port(spec):

@@ -14,6 +14,7 @@ import re
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import dp_group
 from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
 
@@ -179,7 +180,7 @@ def _memory(host, memory, specs):
 
 def fabric_applies(plan, specs):
     """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
-    if plan.get("hardware") in ("h100", "cpu"):
+    if plan.get("hardware") in HARDWARE and not HARDWARE[plan["hardware"]]["ascend"]:
         return False
     return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(role_of(s) == "prefill" for s in specs)
 

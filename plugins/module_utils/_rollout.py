@@ -21,7 +21,7 @@ import base64
 import hashlib
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import flag_value, is_engine
 
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
@@ -33,7 +33,7 @@ UNSET = "(unset)"
 def dp_group(spec):
     """A DP group is named by its coordinator (address and RPC port); any other container is its own group."""
     command = spec.get("command") or []
-    address, port = _flag(command, "--data-parallel-address"), _flag(command, "--data-parallel-rpc-port")
+    address, port = flag_value(command, "--data-parallel-address"), flag_value(command, "--data-parallel-rpc-port")
     return "dp %s:%s" % (address, port) if address and port else uid(spec)
 
 
@@ -179,33 +179,30 @@ def launch_steps(states, specs, waves):
         for member in groups[group]:
             if uid(member) not in why:
                 why[uid(member)] = "restarted with its DP group (%s: %s)" % (first["name"], why[uid(first)])
-    dependents = _engines_after_services(specs, groups, touched, rolling, why)
+    services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
+    dependents = _engines_after_services(services, groups, touched, rolling, why)
     # Engines restarted for a service are stopped before it restarts: left running, they would register
     # again with the new service (Mooncake: their segments), which then hands out space owned by
     # processes about to go (puts fail with TRANSFER_FAIL until the master drops them).
-    services = [s["wave"] for s in specs if dp_group(s) in touched and not is_engine(s)]
     stop = [s for s in dependents if uid(s) in running]
-    steps = []
+    stop_wave = min((s["wave"] for s in services), default=None)
+    steps, lines = [], []
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
-        steps.append(_step(wave, first, in_wave, status, rewritten, False, stop if services and wave == min(services) else ()))
-        for group in _ordered(dp_group(s) for s in in_wave):
-            if group in rolling:
-                steps.append(_step(wave, groups[group], groups[group], status, rewritten, True))
-    lines = []
-    for number, step in enumerate(steps, 1):
-        lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
-                  % (number, step["wave"], key.split("/", 1)[1], key.split("/", 1)[0]) for key in step.pop("stop_keys")]
-        lines += ["step %d (wave %d%s): %s on %s: %s" % (number, step["wave"], ", rolled" if step["rolling"] else "",
-                                                         key.split("/", 1)[1], key.split("/", 1)[0], why[key])
-                  for key in step.pop("keys")]
+        parts = [(first, in_wave, False, stop if wave == stop_wave else ())]
+        parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
+        for start, wait, rolled, stopped in parts:
+            steps.append(_step(wave, start, wait, status, rewritten, rolled, stopped))
+            lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
+                      % (len(steps), wave, s["name"], s["host"]) for s in stopped]
+            lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
+                                                             why[uid(s)]) for s in start]
     return {"steps": steps, "why": why, "lines": lines}
 
 
-def _engines_after_services(specs, groups, touched, rolling, why):
+def _engines_after_services(services, groups, touched, rolling, why):
     """A restarted service restarts every engine started after it (they registered with it); returns them."""
-    services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
     dependents = []
     for service in services:
         for group, members in groups.items():
@@ -229,8 +226,7 @@ def _step(wave, start, wait, status, rewritten, rolling, stop=()):
         for spec in members:
             hosts.setdefault(spec["host"], {"stop": [], "start": [], "restart": [], "wait": []})[what].append(spec["name"])
     return {"wave": wave, "rolling": rolling, "stop": [s["name"] for s in stop], "start": [s["name"] for s in start],
-            "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts,
-            "keys": [uid(s) for s in start], "stop_keys": [uid(s) for s in stop]}
+            "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts}
 
 
 def _ordered(keys):
@@ -239,7 +235,3 @@ def _ordered(keys):
         if key not in seen:
             seen.append(key)
     return seen
-
-
-def _flag(command, flag):
-    return command[command.index(flag) + 1] if flag in command and command.index(flag) + 1 < len(command) else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import flag_value, is_engine
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import served_model
 from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
 
@@ -64,9 +64,9 @@ def engines_behind(spec):
     """How many engines an API rank's requests may go to: the whole DP group when one API server fronts it
     (vLLM balances by load, not by prefix), one with a rank of its own (--data-parallel-rank)."""
     command = spec.get("command") or []
-    if "--data-parallel-rank" in command or "--data-parallel-size" not in command:
+    if flag_value(command, "--data-parallel-rank") is not None:
         return 1
-    return int(command[command.index("--data-parallel-size") + 1])
+    return int(flag_value(command, "--data-parallel-size") or 1)
 
 
 def repeats(spec):
@@ -154,6 +154,5 @@ def report(checks, completion, counters, services, sharing=None):
         lines.append("cache counters unchanged on %s" % ", ".join(still))
     for name, moved in sorted(services.items()):
         lines.append("%s metrics: %s" % (name, ", ".join(moved) if moved else "no counter moved"))
-    if pool_line(sharing):
-        lines.append(pool_line(sharing))
-    return lines
+    pool = pool_line(sharing)
+    return lines + [pool] if pool else lines

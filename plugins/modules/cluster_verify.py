@@ -178,10 +178,11 @@ def requests(client, found, problems, pd):
     before = metrics(client, found["api"])
     services_before = metrics(client, found["services"])
     front = found["front"]
-    # ignore_eos (vLLM's): a model may end its answer at once, which says nothing about the cluster
+    # greedy and ignore_eos (vLLM's): a sampled answer may be only the first bytes of a character, or end at
+    # once, which says nothing about the cluster; a greedy one is the same on every run
     code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions",
                                               {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8,
-                                               "ignore_eos": True})
+                                               "temperature": 0, "ignore_eos": True})
     completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text}
     answered = code == 200 and text.strip()
     if not answered:

@@ -98,6 +98,14 @@ def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
     return launch.proxy_command(script, host, port, endpoints, extra_flags)
 
 
+def pd_proxy_auth(sources, cluster):
+    """{env, secret_env} giving the PD proxy the engines' API key as OPENAI_API_KEY ({} without a key)."""
+    try:
+        return launch.proxy_auth(sources, cluster) or {}
+    except ValueError as err:
+        raise AnsibleFilterError(str(err)) from None
+
+
 def plan_address(plan, host):
     """The address the plan gives host (services address each other through it)."""
     for process in plan["processes"]:
@@ -144,6 +152,7 @@ class FilterModule:
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,
             "pd_proxy_command": pd_proxy_command,
+            "pd_proxy_auth": pd_proxy_auth,
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,
             "inventory_host": inventory_host,

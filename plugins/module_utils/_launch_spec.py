@@ -25,6 +25,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._kv_config import
 SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volumes", "network_mode",
              "ipc_mode", "privileged", "shm_size", "files", "wave", "ready", "secret_env")
 SECRET_PLACEHOLDER = "<secret>"
+API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
+PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
 # Environment names that hold secrets even when set in vllm_engine_env (issue 10).
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
 # vLLM logs this once an engine core finished loading; the only sign of life of a headless rank.
@@ -115,13 +117,40 @@ def secret_values(record, sources):
     """
     if not record:
         return {}
-    values = dict(sources.get("env") or {})
-    values.update(((sources.get("role_env") or {}).get(record["role"])) or {})
-    values.update(sources.get("secret_env") or {})
-    missing = [name for name in record["names"] if name not in values]
+    values = role_values(sources, record["role"])
+    aliases = record.get("aliases") or {}  # a name whose value is another variable's (the proxy's key)
+    missing = [name if name not in aliases else "%s (from %s)" % (name, aliases[name])
+               for name in record["names"] if aliases.get(name, name) not in values]
     if missing:
         raise ValueError("secret environment %s has no value on this host" % ", ".join(missing))
-    return {name: str(values[name]) for name in record["names"]}
+    return {name: str(values[aliases.get(name, name)]) for name in record["names"]}
+
+
+def role_values(sources, role):
+    """The environment values an engine of this role gets: vllm_engine_env, its role_env, then secret_env."""
+    values = dict(sources.get("env") or {})
+    values.update(((sources.get("role_env") or {}).get(role)) or {})
+    values.update(sources.get("secret_env") or {})
+    return values
+
+
+def proxy_auth(sources, cluster):
+    """The PD proxy's env and secret_env when the engines have an API key (else None).
+
+    vLLM then answers 401 on /v1/* without the key; vllm-ascend's load-balance proxy sends
+    ``Bearer $OPENAI_API_KEY`` to every prefill and decode engine, so it gets VLLM_API_KEY's value
+    under that name. One key reaches both roles: the proxy cannot send two.
+    """
+    keys = {role: role_values(sources, role).get(API_KEY_ENV) for role in ("prefill", "decode")}
+    if not any(keys.values()):
+        return None
+    if keys["prefill"] != keys["decode"]:
+        raise ValueError("cluster %s: the prefill and decode engines get different %s values (vllm_engine_role_env), "
+                         "but the PD proxy sends one key to both. Fix: give both roles the same key in "
+                         "vllm_engine_secret_env." % (cluster, API_KEY_ENV))
+    record = {"names": [PROXY_KEY_ENV], "role": "prefill", "aliases": {PROXY_KEY_ENV: API_KEY_ENV},
+              "digest": secret_digest({PROXY_KEY_ENV: str(keys["prefill"])}, cluster)}
+    return {"env": {PROXY_KEY_ENV: SECRET_PLACEHOLDER}, "secret_env": record}
 
 
 def mask_secrets(env, role, secret_env, cluster, digests):
@@ -175,7 +204,7 @@ def engine_specs(plan, engine):
             name = "%s-%s" % (name, process["key"])
         elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role
             name = "%s-%s" % (name, role)
-        if process["api"] and secret and "VLLM_API_KEY" in secret["names"]:
+        if process["api"] and secret and API_KEY_ENV in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}
         elif process["api"]:

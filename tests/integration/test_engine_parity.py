@@ -32,6 +32,7 @@ SIM = ROOT / "tests" / "harness" / "sim_vllm" / "vllm_sim.py"
 SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--seed", "1024"]
 READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took [\d.]+ s")
 SERVING = re.compile(r"Starting vLLM server on http://127\.0\.0\.1:\d+")
+KEY = "parity-key"  # both engines run with VLLM_API_KEY, as a cluster with vllm_engine_secret_env does
 LONG = " ".join(["parity"] + ["word%d" % (i % 97) for i in range(599)])
 
 
@@ -45,7 +46,7 @@ class Real:
     def run(self, *args, detach=False):
         command = ["docker", "run", "--network", "host", "--shm-size", "2g", "-v", "%s:%s:ro" % (VENV, MOUNT),
                    "-e", "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin" % MOUNT, "-e", "VLLM_CPU_KVCACHE_SPACE=1",
-                   "-e", "VLLM_CPU_OMP_THREADS_BIND=nobind", "-e", "HF_HUB_OFFLINE=1"]
+                   "-e", "VLLM_CPU_OMP_THREADS_BIND=nobind", "-e", "HF_HUB_OFFLINE=1", "-e", "VLLM_API_KEY=" + KEY]
         command += ["-d", "--name", self.container] if detach else ["--rm"]
         return subprocess.run(command + ["llmops-engine:test", "vllm", "serve", MOUNT + "/models/tiny-llama", *args],
                               capture_output=True, text=True, check=False)
@@ -68,7 +69,7 @@ class Sim:
     def __init__(self, tmp_path):
         (tmp_path / "dev").mkdir()
         (tmp_path / "dev" / "davinci0").touch()
-        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"))
+        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"), VLLM_API_KEY=KEY)
         self.log = tmp_path / "sim.log"
         self.process = None
 
@@ -91,9 +92,12 @@ class Sim:
             self.process.wait()
 
 
-def get(url, body=None):
+def get(url, body=None, key=KEY):
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    request = urllib.request.Request(url, data=data, headers=headers)
     with urllib.request.urlopen(request, timeout=60) as response:
         text = response.read().decode()
     return json.loads(text) if text.startswith(("{", "[")) else text
@@ -137,6 +141,23 @@ def test_models_lists_the_served_name_and_length(engine):
     entry = models["data"][0]
     assert models["object"] == "list" and entry["id"] == "tiny" and entry["object"] == "model"
     assert entry["owned_by"] == "vllm" and entry["max_model_len"] == 2048
+
+
+def status_of(url, body=None, key=None):
+    try:
+        get(url, body, key)
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read().decode())
+    return 200, None
+
+
+def test_the_api_key_guards_v1_but_not_health_or_metrics(engine):
+    """What readiness (/health), verify (the key) and the PD proxy (OPENAI_API_KEY) rely on."""
+    assert status_of(engine.url + "/v1/models") == (401, {"error": "Unauthorized"})
+    assert status_of(engine.url + "/v1/models", key="wrong") == (401, {"error": "Unauthorized"})
+    assert status_of(engine.url + "/v1/completions", {"model": "tiny", "prompt": "x", "max_tokens": 1})[0] == 401
+    assert status_of(engine.url + "/v1/models", key=KEY)[0] == 200
+    assert status_of(engine.url + "/health")[0] == 200 and status_of(engine.url + "/metrics")[0] == 200
 
 
 def test_a_completion_has_the_fields_the_proxy_and_verify_read(engine):

@@ -76,6 +76,7 @@ def parser():
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--headless", action="store_true")
+    p.add_argument("--api-key", nargs="+", default=None)
     p.add_argument("--api-server-count", type=int, default=1)
     p.add_argument("--data-parallel-size", type=int, default=1)
     p.add_argument("--data-parallel-size-local", type=int, default=None)
@@ -474,9 +475,30 @@ class Engine:
         return 200, answer
 
 
+# vLLM 0.32's AuthenticationMiddleware: these paths need "Authorization: Bearer <one of the keys>"
+# (--api-key, else VLLM_API_KEY); /health and /metrics stay open.
+GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
+
+
+def api_tokens(args):
+    return [key for key in (args.api_key or [os.environ.get("VLLM_API_KEY")]) if key]
+
+
 def http_handler(engine):
+    tokens = api_tokens(engine.args)
+
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def _refused(self):
+            """Answer 401 as vLLM does when a guarded path comes without one of the keys."""
+            if not tokens or not self.path.startswith(GUARDED_PREFIX):
+                return False
+            scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+            if scheme.lower() == "bearer" and token in tokens:
+                return False
+            self._send(401, {"error": "Unauthorized"})
+            return True
 
         def log_message(self, fmt, *args):
             log("%s %s" % (self.address_string(), fmt % args))
@@ -490,6 +512,8 @@ def http_handler(engine):
             self.wfile.write(data)
 
         def do_GET(self):
+            if self._refused():
+                return
             if self.path == "/health":
                 self._send(200, "")
             elif self.path == "/v1/models":
@@ -506,6 +530,8 @@ def http_handler(engine):
                 body = json.loads(self.rfile.read(length) or b"{}")
             except ValueError:
                 self._send(400, {"error": {"message": "body is not JSON", "code": 400}})
+                return
+            if self._refused():
                 return
             if self.path not in ("/v1/completions", "/v1/chat/completions"):
                 self._send(404, {"detail": "Not Found"})

@@ -6,10 +6,12 @@
     python checks.py dp-spread API_URL [--requests 12]
         concurrent requests to the API server of a DP group reach more than one engine: vLLM's
         vllm:request_success_total counts them per engine label.
-    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL
+    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL [--api-key KEY]
         a greedy completion through the PD proxy is decoded with the prefill's KV (the decode's
         prompt tokens of source external_kv_transfer rise) and its text equals what the prefill
-        engine alone answers for the same prompt (the single-engine baseline).
+        engine alone answers for the same prompt (the single-engine baseline). With --api-key, the
+        engines must refuse /v1/* without it (401): the proxy then got through with the key the
+        collection gave it.
 
 Prints what it measured; exits 1 naming what failed. Only addresses of the harness are asked.
 """
@@ -21,14 +23,16 @@ import concurrent.futures
 import json
 import re
 import sys
+import urllib.error
 import urllib.request
 
 SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:]+)\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)$')
+HEADERS = {"Content-Type": "application/json"}  # plus the engines' key (--api-key)
 PROMPT = "The future of AI is a cluster that serves every request with prefill and decode on nodes whose devices hold"
 
 
 def post(url, body, timeout=120):
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=HEADERS)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read().decode() or "{}")
 
@@ -46,9 +50,18 @@ def series(url, name):
     return found
 
 
-def model(url):
-    with urllib.request.urlopen(url + "/v1/models", timeout=30) as response:
+def model(url, headers=None):
+    request = urllib.request.Request(url + "/v1/models", headers=HEADERS if headers is None else headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read().decode())["data"][0]["id"]
+
+
+def refuses_without_key(url):
+    try:
+        model(url, headers={})
+    except urllib.error.HTTPError as err:
+        return err.code == 401
+    return False
 
 
 def completion(url, name, prompt, max_tokens=16):
@@ -79,6 +92,12 @@ def external_tokens(url):
 
 
 def pd_baseline(args):
+    if args.api_key:
+        HEADERS["Authorization"] = "Bearer " + args.api_key
+        open_engines = [url for url in (args.prefill, args.decode) if not refuses_without_key(url)]
+        if open_engines:
+            sys.exit("PD: %s answered /v1/models without the API key" % ", ".join(open_engines))
+        print("both engines refuse /v1/models without the API key (401)")
     name = model(args.prefill)
     before = external_tokens(args.decode)
     through = completion(args.proxy, name, PROMPT)
@@ -104,6 +123,7 @@ def main():
     pd.add_argument("proxy")
     pd.add_argument("prefill")
     pd.add_argument("decode")
+    pd.add_argument("--api-key", help="the engines' VLLM_API_KEY: they must refuse requests without it")
     args = parser.parse_args()
     (dp_spread if args.check == "dp-spread" else pd_baseline)(args)
 

@@ -150,8 +150,8 @@ def launch_steps(states, specs, waves):
     Returns {"steps": [{"wave", "rolling", "stop", "start", "restart", "wait", "hosts"}], "why": {"host/name":
     reason}, "lines": one printable line per container stopped or started}. A step's stop / start / restart /
     wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start", "restart",
-    "wait"}}), which is what each host acts on. A wave's first step starts whatever must start and waits for the whole wave;
-    each rolled group then gets a step of its own.
+    "wait"}}), which is what each host acts on. A wave's first step starts whatever must start and waits for the
+    whole wave but the groups to roll; each rolled group then gets a step of its own, which waits for it.
     """
     status, running, why, rewritten = {}, set(), {}, set()
     for spec in specs:
@@ -190,7 +190,10 @@ def launch_steps(states, specs, waves):
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
-        parts = [(first, in_wave, False, stop if wave == stop_wave else ())]
+        # a group rolled later still runs its old spec, which the new readiness probe may not fit (a new
+        # port, an API key added or removed): it is waited for in its own step, once recreated
+        settled = [s for s in in_wave if dp_group(s) not in rolling]
+        parts = [(first, settled, False, stop if wave == stop_wave else ())]
         parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
         for start, wait, rolled, stopped in parts:
             steps.append(_step(wave, start, wait, status, rewritten, rolled, stopped))

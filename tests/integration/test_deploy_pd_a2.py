@@ -16,6 +16,7 @@ import re
 import subprocess
 import tarfile
 import time
+import urllib.error
 
 import pytest
 
@@ -199,6 +200,14 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(cluster, tmp_path):
     assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
     env = json.loads(node_docker("llmops-pd-a2-d0", "inspect", "-f", "{{json .Config.Env}}", "vllm-ascend-decode-dp0").stdout)
     assert "VLLM_API_KEY=" + planted in env
+    # the engines now refuse /v1/* without the key; the proxy got it as OPENAI_API_KEY and gets through
+    with pytest.raises(urllib.error.HTTPError, match="401"):
+        http_json("http://10.213.7.43:9900/v1/models")
+    env = json.loads(node_docker("llmops-pd-a2-p0", "inspect", "-f", "{{json .Config.Env}}", "pd-proxy").stdout)
+    assert "OPENAI_API_KEY=" + planted in env
+    wait_http(PROXY + "/healthcheck")
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "with a key", "max_tokens": 4})
+    assert answer["choices"][0]["text"]
     result = deploy("-vvv", "--check", "--diff", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": "rotated-" + planted}}))
     assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
     check_log_bundle(tmp_path, planted)

@@ -103,6 +103,10 @@ def test_changed_running_groups_roll_one_at_a_time_in_start_order():
     assert all({rollout.dp_group(s) for s in specs if s["name"] in step["start"]} == {rollout.dp_group(next(
         s for s in specs if s["name"] == step["start"][0]))} for step in rolled)
     assert [step["wait"] for step in rolled] == [step["start"] for step in rolled]
+    # before its own step a rolled group still runs its old spec: no earlier step waits for it with the new probe
+    for index, step in enumerate(plan["steps"]):
+        later = {name for other in plan["steps"][index + 1:] if other["rolling"] for name in other["start"]}
+        assert not later & set(step["wait"]), step
     assert rolled[0]["restart"] == []  # recreated for their new spec, not restarted besides
     assert why(plan, "vllm-prefill-dp0") == "image: img:1 -> img:2"
     proxy_step = plan["steps"].index(next(step for step in plan["steps"] if "proxy" in step["wait"]))

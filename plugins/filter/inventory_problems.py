@@ -59,9 +59,9 @@ from ansible_collections.llmops.inference.plugins.module_utils._launch_spec impo
 
 PREFIXES = ("vllm_engine_", "ucm_cache_", "memcache_pool_", "mooncake_master_", "pd_proxy_", "ascend_driver_",
             "container_launch_", "llmops_")
-ROLES = pathlib.Path(__file__).resolve().parents[2] / "roles"
-# Facts the playbooks set on each host (different by design, never set by an operator).
-PER_HOST_FACTS = ("vllm_engine_node",)
+COLLECTION = pathlib.Path(__file__).resolve().parents[2]
+ROLES = COLLECTION / "roles"
+SET_FACT = ("ansible.builtin.set_fact", "set_fact")
 # kubespray's "fail if removed variables are used": old name -> what replaced it.
 REMOVED = {
     "vllm_engine_ready_timeout": "container_launch_ready_timeout (seconds to wait for each start wave)",
@@ -123,6 +123,30 @@ def host_level_settings():
     return tuple(specs["node"]["options"])
 
 
+def collection_facts():
+    """Names the collection's own tasks set on hosts (set_fact, register). hostvars holds them once a play
+    of the same ansible-playbook run set them (a playbook importing a seed playbook, then verify.yml):
+    they are the collection's results, not inventory variables."""
+    names = set()
+
+    def visit(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in SET_FACT and isinstance(value, dict):
+                    names.update(name for name in value if name != "cacheable")
+                elif key == "register" and isinstance(value, str):
+                    names.add(value)
+                else:
+                    visit(value)
+        elif isinstance(node, list):
+            for item in node:
+                visit(item)
+
+    for path in sorted(ROLES.glob("*/tasks/*.yml")) + sorted((COLLECTION / "playbooks").glob("**/*.yml")):
+        visit(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
 def _masked(name, value):
     """Secret values never reach a message: the secret variable whole, secret-looking keys of a dict."""
     if name == "vllm_engine_secret_env" or looks_secret(name):
@@ -144,7 +168,7 @@ def unknown_variables(settings_by_host, known):
         for name in settings:
             hosts_by_name.setdefault(name, []).append(host)
     for name, hosts in sorted(hosts_by_name.items()):
-        if not name.startswith(PREFIXES) or name in known or name in PER_HOST_FACTS:
+        if not name.startswith(PREFIXES) or name in known:
             continue
         where = "set on %s" % ", ".join(hosts)
         if name in REMOVED:
@@ -167,7 +191,7 @@ def conflicts(settings_by_host, host_level):
     problems = []
     names = sorted({name for settings in settings_by_host.values() for name in settings})
     for name in names:
-        if name in host_level or name in PER_HOST_FACTS or not name.startswith(PREFIXES):
+        if name in host_level or not name.startswith(PREFIXES):
             continue
         hosts_by_value = {}
         for host, settings in settings_by_host.items():
@@ -183,10 +207,11 @@ def conflicts(settings_by_host, host_level):
 
 def inventory_problems(hostvars, hosts):
     settings = {}
+    ours_already = collection_facts()
     for host in hosts:
         values = hostvars[host]
         settings[host] = {name: values[name] for name in list(values.keys())
-                          if name.startswith(PREFIXES) or name == "ansible_host"}
+                          if (name.startswith(PREFIXES) and name not in ours_already) or name == "ansible_host"}
     known = set(role_variables())
     ours = {host: {k: v for k, v in found.items() if k != "ansible_host"} for host, found in settings.items()}
     return (unknown_variables(ours, known) + placeholders_left(settings)

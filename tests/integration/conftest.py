@@ -23,8 +23,10 @@ CLUSTERS = ("ucm_a2", "ucm_h100", "single_a5", "single_a3", "dp_a2", "pd_a3", "p
 
 
 def run_playbook(playbook, inventory, *extra, check=True):
-    """ansible-playbook from the checkout; returns the CompletedProcess (stdout and stderr merged)."""
-    command = ["ansible-playbook", str(ROOT / "playbooks" / playbook), "-i", str(inventory), *extra]
+    """ansible-playbook from the checkout (one playbook, or a list run in one run); returns the
+    CompletedProcess (stdout and stderr merged)."""
+    playbooks = [playbook] if isinstance(playbook, str) else list(playbook)
+    command = ["ansible-playbook", *(str(ROOT / "playbooks" / p) for p in playbooks), "-i", str(inventory), *extra]
     env = dict(os.environ, ANSIBLE_CONNECTION_PLUGINS=str(HERE / "connection_plugins"))
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, check=False)
     result.output = result.stdout + result.stderr

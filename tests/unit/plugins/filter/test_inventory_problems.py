@@ -28,9 +28,21 @@ def test_a_cluster_setting_set_on_one_host_only_is_named_with_hosts_and_values()
 
 
 def test_per_node_settings_and_facts_may_differ():
-    settings = {"a": {"vllm_engine_rank_start": 0, "vllm_engine_node": {"host": "a"}, "other_tool_x": 1},
+    hostvars = {"a": {"vllm_engine_rank_start": 0, "vllm_engine_node": {"host": "a"}, "other_tool_x": 1},
                 "b": {"vllm_engine_rank_start": 4, "vllm_engine_node": {"host": "b"}, "other_tool_x": 2}}
-    assert inventory.conflicts(settings, inventory.host_level_settings()) == []
+    assert inventory.inventory_problems(hostvars, ["a", "b"]) == []
+
+
+def test_the_collections_own_facts_of_an_earlier_play_are_no_inventory_variables():
+    """A run of two playbooks: the second plan finds what the first set (set_fact, register) in hostvars."""
+    facts = inventory.collection_facts()
+    assert {"vllm_engine_plan", "llmops_cluster_specs", "pd_proxy_service", "llmops_verify", "vllm_engine_node"} <= facts
+    assert not facts & set(inventory.role_variables())  # a fact never hides a variable an operator sets
+    hostvars = {"p0": {"vllm_engine_image": "img", "vllm_engine_plan": {"cluster": "c"}, "llmops_cluster_specs": [],
+                       "vllm_engine_imgae": "typo"},
+                "d0": {"vllm_engine_image": "img"}}
+    problems = inventory.inventory_problems(hostvars, ["p0", "d0"])
+    assert len(problems) == 2 and all(problem.startswith("vllm_engine_imgae ") for problem in problems), problems
 
 
 def test_unknown_variables_are_named_with_the_closest_known_one():

@@ -29,6 +29,9 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
     decode = json.loads(files["vllm-ascend-decode-dp0.json"])
     assert decode["env"]["VLLM_API_KEY"] == decode["env"]["HF_TOKEN"] == decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_SERVICE_PASSWORD", "VLLM_API_KEY"]
+    proxy = json.loads(files["pd-proxy.json"])  # the proxy's Bearer token to the engines: the same key, masked
+    assert proxy["env"] == {"OPENAI_API_KEY": "<secret>"}
+    assert proxy["secret_env"]["names"] == ["OPENAI_API_KEY"] and proxy["secret_env"]["aliases"] == {"OPENAI_API_KEY": "VLLM_API_KEY"}
 
 
 def test_an_api_key_flag_is_refused_with_the_secret_variable_as_fix():

@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -69,7 +70,7 @@ class Sim:
     def __init__(self, tmp_path):
         (tmp_path / "dev").mkdir()
         (tmp_path / "dev" / "davinci0").touch()
-        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"), VLLM_API_KEY=KEY)
+        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"), VLLM_API_KEY=KEY, VLLM_SIM_TOKEN_SECONDS="0.002")
         self.log = tmp_path / "sim.log"
         self.process = None
 
@@ -187,3 +188,24 @@ def test_metrics_count_the_prefix_cache_by_engine_and_model(engine):
     assert cached_after - cached_before == after["vllm:prefix_cache_hits_total"] - before["vllm:prefix_cache_hits_total"]
     assert after["vllm:request_success_total"] - before["vllm:request_success_total"] == 2
     assert after["vllm:external_prefix_cache_hits_total"] == before["vllm:external_prefix_cache_hits_total"]  # no connector
+
+
+def test_metrics_show_the_requests_in_flight_that_stop_waits_for(engine):
+    """stop.yml's drain reads these gauges: 0 when idle, 1 while a long request is answered."""
+    def in_flight():
+        text = get(engine.url + "/metrics")
+        return [metric(text, name, engine="0", model_name="tiny") for name in ("vllm:num_requests_running", "vllm:num_requests_waiting")]
+
+    assert in_flight() == [0, 0]
+    long_request = threading.Thread(target=get, args=(engine.url + "/v1/completions", {
+        "model": "tiny", "prompt": "a long answer", "max_tokens": 400, "ignore_eos": True}))
+    long_request.start()
+    deadline, seen = time.monotonic() + 30, []
+    while time.monotonic() < deadline and long_request.is_alive():
+        seen.append(in_flight())
+        if seen[-1] == [1, 0]:
+            break
+        time.sleep(0.05)
+    long_request.join()
+    assert [1, 0] in seen, seen
+    assert in_flight() == [0, 0]

@@ -401,6 +401,9 @@ class Engine:
         self.counters = {"query": 0, "hit": 0, "external_query": 0, "external_hit": 0, "remote_prefill": 0, "requests": 0}
         self.lock = threading.Lock()
         self.devices = devices
+        self.running = 0  # requests being answered: vllm:num_requests_running
+        # seconds per output token (VLLM_SIM_TOKEN_SECONDS): a long request stays in flight, as a real one does
+        self.token_seconds = float(os.environ.get("VLLM_SIM_TOKEN_SECONDS", "0"))
 
     def metrics(self):
         """vLLM's names and labels (engine: the DP rank; model_name): the prefix cache, the KV connector's
@@ -408,7 +411,8 @@ class Engine:
         labels = 'engine="%d",model_name="%s"' % (self.dp_rank, self.name)
         counters = self.counters
         local = counters["query"] - counters["hit"] - counters["external_hit"]
-        lines = ['vllm:num_requests_running{%s} 0' % labels,
+        lines = ["vllm:num_requests_running{%s} %d" % (labels, self.running),
+                 "vllm:num_requests_waiting{%s} 0" % labels,
                  "vllm:prefix_cache_queries_total{%s} %d" % (labels, counters["query"]),
                  "vllm:prefix_cache_hits_total{%s} %d" % (labels, counters["hit"]),
                  "vllm:external_prefix_cache_queries_total{%s} %d" % (labels, counters["external_query"]),
@@ -424,6 +428,15 @@ class Engine:
         return "\n".join(lines) + "\n"
 
     def complete(self, body, chat):
+        with self.lock:
+            self.running += 1
+        try:
+            return self._complete(body, chat)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+    def _complete(self, body, chat):
         if body.get("model") not in (self.name, None):
             return 404, {"error": {"message": "The model `%s` does not exist." % body.get("model"), "code": 404}}
         prompt = body["messages"][-1]["content"] if chat else body.get("prompt", "")
@@ -459,6 +472,7 @@ class Engine:
                              "remote_block_ids": list(range(max(1, len(prompt.split()) // self.args.block_size))),
                              "remote_host": self.host_ip, "remote_port": self.side_channel}
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        time.sleep(max_tokens * self.token_seconds)
         text = " ".join("tok%d" % i for i in range(max_tokens))
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
                  "total_tokens": len(prompt.split()) + max_tokens}
@@ -494,7 +508,7 @@ def http_handler(engine):
             """Answer 401 as vLLM does when a guarded path comes without one of the keys."""
             if not tokens or not self.path.startswith(GUARDED_PREFIX):
                 return False
-            scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+            scheme, token = (self.headers.get("Authorization") or "").partition(" ")[::2]
             if scheme.lower() == "bearer" and token in tokens:
                 return False
             self._send(401, {"error": "Unauthorized"})

@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Draining engines before they stop: vLLM aborts the requests it holds on SIGTERM (its
+--shutdown-timeout defaults to 0), so stop waits until the API engines of a wave hold none.
+
+An API engine's /metrics counts the requests of every DP rank behind it
+(vllm:num_requests_running and vllm:num_requests_waiting, one series per engine label), so the
+API engines of a wave speak for its headless ranks too.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._verify import base_url, parse_metrics
+
+IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+
+
+def drain_targets(specs, wave):
+    """{host/container: metrics URL} of the API engines of a wave, on every host (one already stopped
+    does not answer, and holds nothing to wait for)."""
+    return {"%s/%s" % (spec["host"], spec["name"]): base_url(spec) + "/metrics" for spec in specs
+            if spec["wave"] == wave and is_engine(spec) and base_url(spec)}
+
+
+def in_flight(metrics_text):
+    """Requests an engine holds (running + waiting, over all its DP ranks); None when it shows neither gauge."""
+    totals = parse_metrics(metrics_text)
+    if not any(name in totals for name in IN_FLIGHT):
+        return None
+    return int(sum(totals.get(name, 0.0) for name in IN_FLIGHT))
+
+
+def busy(readings):
+    """{engine: requests} of the engines still holding requests (an engine that did not answer holds none we can wait for)."""
+    return {name: count for name, count in readings.items() if count}
+
+
+def summary(first, left, waited, timeout):
+    """One line for the operator: what was in flight, and whether it finished before the stop."""
+    if not busy(first):
+        return "no request in flight"
+    held = ", ".join("%s %d" % item for item in sorted(busy(first).items()))
+    if not left:
+        return "waited %.1f s for the requests in flight to finish (%s)" % (waited, held)
+    still = ", ".join("%s %d" % item for item in sorted(left.items()))
+    return ("stopping after %d s with requests still in flight, which vLLM aborts: %s. Raise llmops_stop_drain_timeout "
+            "to wait longer" % (timeout, still))

@@ -11,10 +11,15 @@ API engines of a wave speak for its headless ranks too.
 
 from __future__ import annotations
 
+import http.client
+
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
 from ansible_collections.llmops.inference.plugins.module_utils._verify import base_url, parse_metrics
 
 IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+# The reading of an engine that is up but did not answer in time. An engine busy with many requests on
+# few cores can be slow to answer /metrics: it counts as busy, so stop waits for it rather than past it.
+NO_ANSWER = -1
 
 
 def drain_targets(specs, wave):
@@ -32,18 +37,34 @@ def in_flight(metrics_text):
     return int(sum(totals.get(name, 0.0) for name in IN_FLIGHT))
 
 
+def reading(get, url, timeout):
+    """Requests an engine holds: a count; None when it is not there (refused, unreachable) or shows no
+    gauge, so holds nothing to wait for; NO_ANSWER when its /metrics did not answer within timeout."""
+    try:
+        status, body = get(url, timeout=timeout)
+    except TimeoutError:
+        return NO_ANSWER
+    except (OSError, http.client.HTTPException):
+        return None
+    return in_flight(body.decode(errors="replace")) if status == 200 else None
+
+
 def busy(readings):
-    """{engine: requests} of the engines still holding requests (an engine that did not answer holds none we can wait for)."""
+    """{engine: requests} of the engines still holding requests, or that did not answer (NO_ANSWER)."""
     return {name: count for name, count in readings.items() if count}
+
+
+def held(readings):
+    """"host/engine count" for each busy engine, "host/engine (no answer)" for one that did not answer."""
+    return ", ".join("%s %s" % (name, "(no answer)" if count == NO_ANSWER else count)
+                     for name, count in sorted(busy(readings).items()))
 
 
 def summary(first, left, waited, timeout):
     """One line for the operator: what was in flight, and whether it finished before the stop."""
     if not busy(first):
         return "no request in flight"
-    held = ", ".join("%s %d" % item for item in sorted(busy(first).items()))
     if not left:
-        return "waited %.1f s for the requests in flight to finish (%s)" % (waited, held)
-    still = ", ".join("%s %d" % item for item in sorted(left.items()))
+        return "waited %.1f s for the requests in flight to finish (%s)" % (waited, held(first))
     return ("stopping after %d s with requests still in flight, which vLLM aborts: %s. Raise llmops_stop_drain_timeout "
-            "to wait longer" % (timeout, still))
+            "to wait longer" % (timeout, held(left)))

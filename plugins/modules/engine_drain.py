@@ -15,8 +15,11 @@ description:
     Before stop mode stops a wave of engines, this waits until every API engine of the wave shows no
     running or waiting request on C(/metrics) (C(vllm:num_requests_running), C(vllm:num_requests_waiting)),
     or until the timeout.
+  - An engine whose C(/metrics) does not answer within 5 seconds counts as busy (a loaded engine can be
+    slow to answer), and is read again.
   - An API engine counts the requests of every DP rank behind it, so the headless ranks of its group are
-    covered. An engine that does not answer, or shows neither gauge, holds nothing to wait for.
+    covered. An engine that refuses the connection or cannot be reached, or shows neither gauge, holds
+    nothing to wait for.
   - Never fails; at the timeout it warns, naming the engines that still hold requests.
 author:
   - llmops.inference contributors (@llmops)
@@ -58,7 +61,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 first:
-  description: Requests each API engine of the wave held when the wait began (host/container -> count).
+  description:
+    - Requests each API engine of the wave held when the wait began (host/container -> count); -1 for an
+      engine that did not answer in time, null for one not there or showing no gauge.
   returned: always
   type: dict
 left:
@@ -75,7 +80,6 @@ msg:
   type: str
 """
 
-import http.client
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -84,16 +88,12 @@ from ansible_collections.llmops.inference.plugins.module_utils import _drain as 
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
 
 
+# Seconds one /metrics reading may take; an engine slower than this is read again, as busy.
+READ_TIMEOUT = 5
+
+
 def read(urls):
-    readings = {}
-    for name, url in urls.items():
-        try:
-            status, body = http_get(url, timeout=3)
-        except (OSError, http.client.HTTPException):
-            continue
-        if status == 200:
-            readings[name] = drain.in_flight(body.decode(errors="replace"))
-    return readings
+    return {name: drain.reading(http_get, url, READ_TIMEOUT) for name, url in urls.items()}
 
 
 def main():

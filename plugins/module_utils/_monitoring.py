@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Prometheus for a cluster, from its launch specs: where its /metrics are (file_sd target groups) and
+the alerts an operator of a DP or PD cluster wants (an endpoint down, requests queuing, one side of a
+PD pair the bottleneck, the KV cache full).
+
+Every API engine serves vLLM's /metrics, which counts the requests of every DP rank behind it (one
+series per `engine` label), so headless ranks need no target of their own. The KV pool services are
+scraped where their readiness probe already reads /metrics (mooncake_master). The PD proxy has no
+/metrics.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
+from ansible_collections.llmops.inference.plugins.module_utils._verify import base_url
+
+# How long a condition must hold before its alert fires.
+DOWN_FOR = "1m"
+QUEUED_FOR = "5m"
+IMBALANCE_FOR = "10m"
+KV_CACHE_FULL = 0.95  # vllm:kv_cache_usage_perc, a fraction
+# The engine series the rules read (vLLM 0.32's names; the simulator's are checked against it).
+ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
+
+
+def metrics_url(spec):
+    """The /metrics URL of a spec, or None: an API engine's, or a service whose readiness probe reads /metrics."""
+    if is_engine(spec):
+        base = base_url(spec)
+        return base + "/metrics" if base else None
+    url = (spec.get("ready") or {}).get("http") or ""
+    return url if urllib.parse.urlsplit(url).path == "/metrics" else None
+
+
+def scrape_targets(specs, cluster):
+    """Prometheus file_sd target groups, one per /metrics endpoint, labelled with the cluster, inventory
+    host, container and role (prefill, decode, engine, service)."""
+    groups = []
+    for spec in sorted(specs, key=lambda s: (s["host"], s["name"])):
+        url = metrics_url(spec)
+        if url:
+            labels = {"llmops_cluster": cluster, "llmops_host": spec["host"], "llmops_container": spec["name"],
+                      "llmops_role": role_of(spec)}
+            groups.append({"targets": [urllib.parse.urlsplit(url).netloc], "labels": labels})
+    return groups
+
+
+def alert(name, expr, duration, severity, summary, description):
+    return {"alert": name, "expr": expr, "for": duration, "labels": {"severity": severity},
+            "annotations": {"summary": summary, "description": description}}
+
+
+def alert_rules(specs, cluster):
+    """A Prometheus rule file ({"groups": [...]}) for the cluster; the PD balance alerts only when it has
+    both prefill and decode engines."""
+    selector = 'llmops_cluster="%s"' % cluster
+    where = "{{ $labels.llmops_host }}/{{ $labels.llmops_container }}"
+    verbs = "-e llmops_cluster=%s" % cluster
+    rules = [
+        alert("LlmopsMetricsDown", "up{%s} == 0" % selector, DOWN_FOR, "critical",
+              "%s of cluster %s: /metrics does not answer" % (where, cluster),
+              "status.yml %s shows the container's state; logs.yml %s collects its log; the cluster's playbook "
+              "restarts it and its DP group." % (verbs, verbs)),
+        alert("LlmopsRequestsQueued",
+              "sum by (llmops_cluster, llmops_host, llmops_container, llmops_role) (vllm:num_requests_waiting{%s}) > 0"
+              % selector, QUEUED_FOR, "warning",
+              "%s of cluster %s: {{ $value }} requests waiting for %s" % (where, cluster, QUEUED_FOR),
+              "Its DP ranks take no more requests: more load than they can serve, or a rank of the group is stuck."),
+        alert("LlmopsKvCacheFull", "max by (llmops_cluster, llmops_host, llmops_container, llmops_role) "
+              "(vllm:kv_cache_usage_perc{%s}) > %s" % (selector, KV_CACHE_FULL), QUEUED_FOR, "warning",
+              "%s of cluster %s: KV cache {{ $value | humanizePercentage }} full" % (where, cluster),
+              "Requests are preempted and recomputed; a larger --gpu-memory-utilization, fewer --max-num-seqs or "
+              "more DP ranks help."),
+    ]
+    roles = {role_of(spec) for spec in specs if is_engine(spec)}
+    if {"prefill", "decode"} <= roles:
+        for busy, idle in (("prefill", "decode"), ("decode", "prefill")):
+            rules.append(alert(
+                "Llmops%sBottleneck" % busy.capitalize(),
+                'sum(vllm:num_requests_waiting{%s,llmops_role="%s"}) > 0 and on() '
+                'sum(vllm:num_requests_waiting{%s,llmops_role="%s"}) == 0' % (selector, busy, selector, idle),
+                IMBALANCE_FOR, "warning",
+                "cluster %s: requests wait on %s while %s has none waiting" % (cluster, busy, idle),
+                "The %s side limits the cluster: more %s DP ranks (or fewer %s ones) would balance it." % (busy, busy, idle)))
+    return {"groups": [{"name": "llmops-%s" % cluster, "rules": rules}]}

@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""monitoring.yml on the lab inventory (no host contacted): its targets, and its rules checked and
+fired by Debian's promtool against series shaped as the targets label them. The real scrape of a
+running cluster is in test_pool_recovery.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import LAB, NO_CONNECT, ROOT, run_playbook
+
+
+@pytest.fixture(scope="module")
+def promtool():
+    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True)
+    return "promtool"
+
+
+def monitoring(cluster, directory):
+    result = run_playbook("monitoring.yml", LAB, "-i", str(NO_CONNECT), "-e", "llmops_cluster=%s" % cluster,
+                          "-e", "llmops_monitoring_dir=%s" % directory)
+    assert "TRIPWIRE" not in result.output
+    targets = json.loads((directory / ("%s-targets.json" % cluster)).read_text())
+    return targets, directory / ("%s-rules.yml" % cluster)
+
+
+def series(name, target, values, **extra):
+    labels = dict(target["labels"], job="llmops", instance=target["targets"][0], **extra)
+    return {"series": "%s{%s}" % (name, ",".join('%s="%s"' % item for item in sorted(labels.items()))), "values": values}
+
+
+def alerts(name, at, *expected):
+    return {"eval_time": at, "alertname": name, "exp_alerts": list(expected)}
+
+
+def test_targets_are_every_api_engine_and_the_pool_master(tmp_path):
+    targets, _rules = monitoring("pd_pool_a2", tmp_path)
+    roles = sorted(group["labels"]["llmops_role"] for group in targets)
+    assert roles == ["decode"] * 8 + ["prefill"] * 1 + ["service"]  # prefill dp1 is headless: dp0's /metrics counts it
+    master = next(group for group in targets if group["labels"]["llmops_role"] == "service")
+    assert master["labels"]["llmops_container"] == "mooncake-master" and master["targets"][0].endswith(":9003")
+    assert all(group["targets"][0].startswith("192.0.2.") for group in targets)
+
+
+def test_promtool_accepts_the_rules_and_they_fire_as_documented(tmp_path, promtool):
+    targets, rules = monitoring("pd_pool_a2", tmp_path)
+    checked = subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    decode = next(group for group in targets if group["labels"]["llmops_role"] == "decode")
+    prefill = next(group for group in targets if group["labels"]["llmops_role"] == "prefill")
+    where = {key: decode["labels"][key] for key in ("llmops_cluster", "llmops_host", "llmops_container", "llmops_role")}
+    # promtool compares annotations whole: each expected alert gives its summary as rendered (labels, value)
+    # and the rule's fixed description
+    described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
+
+    def fired(name, labels, summary):
+        return {"exp_labels": labels, "exp_annotations": {"summary": summary, "description": described[name]}}
+
+    test = {"rule_files": [rules.name], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [
+            series("up", decode, "1 0x5"),
+            series("up", prefill, "1x6"),
+            series("vllm:num_requests_waiting", prefill, "3x12", engine="0", model_name="glm"),
+            series("vllm:num_requests_waiting", decode, "0x12", engine="0", model_name="glm"),
+            series("vllm:kv_cache_usage_perc", decode, "0.97x12", engine="0", model_name="glm"),
+        ],
+        "alert_rule_test": [
+            alerts("LlmopsMetricsDown", "1m"),
+            alerts("LlmopsMetricsDown", "3m", {
+                "exp_labels": dict(decode["labels"], severity="critical", job="llmops", instance=decode["targets"][0]),
+                "exp_annotations": {
+                    "summary": "%s/%s of cluster pd_pool_a2: /metrics does not answer" % (where["llmops_host"],
+                                                                                          where["llmops_container"]),
+                    "description": "status.yml -e llmops_cluster=pd_pool_a2 shows the container's state; logs.yml -e "
+                                   "llmops_cluster=pd_pool_a2 collects its log; the cluster's playbook restarts it "
+                                   "and its DP group."}}),
+            alerts("LlmopsRequestsQueued", "4m"),
+            alerts("LlmopsRequestsQueued", "6m", fired(
+                "LlmopsRequestsQueued", dict(prefill["labels"], severity="warning"),
+                "pd_pool_a2_p0/vllm-ascend-prefill-dp0 of cluster pd_pool_a2: 3 requests waiting for 5m")),
+            alerts("LlmopsKvCacheFull", "6m", fired(
+                "LlmopsKvCacheFull", dict(where, severity="warning"),
+                "%s/%s of cluster pd_pool_a2: KV cache 97%% full" % (where["llmops_host"], where["llmops_container"]))),
+            alerts("LlmopsPrefillBottleneck", "5m"),
+            alerts("LlmopsPrefillBottleneck", "11m", fired(
+                "LlmopsPrefillBottleneck", {"severity": "warning"},
+                "cluster pd_pool_a2: requests wait on prefill while decode has none waiting")),
+            alerts("LlmopsDecodeBottleneck", "11m"),
+        ],
+    }]}
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    fired = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert fired.returncode == 0, fired.stdout + fired.stderr
+
+
+def test_a_cluster_without_pd_gets_no_balance_alert(tmp_path, promtool):
+    targets, rules = monitoring("cpu_dp", tmp_path)
+    assert [group["labels"]["llmops_container"] for group in targets] == ["vllm-cpu"]  # DP rank 1 is headless
+    names = [rule["alert"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]]
+    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull"]
+    assert subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, check=False).returncode == 0
+
+
+def test_without_a_directory_it_stops_before_planning(tmp_path):
+    result = run_playbook("monitoring.yml", LAB, "-i", str(NO_CONNECT), "-e", "llmops_cluster=pd_a2", check=False)
+    assert result.returncode != 0
+    assert "llmops_monitoring_dir is not set. Fix: add -e llmops_monitoring_dir=" in result.output
+    assert "Describe this node" not in result.output

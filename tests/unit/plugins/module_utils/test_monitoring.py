@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""monitoring.yml's Prometheus targets and rules, from launch specs."""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+
+ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []}}
+MASTER = launch.new_spec(name="mooncake-master", host="pd_a2_p0", image="i", command=["mooncake_master"], wave=0,
+                         ready={"http": "http://192.0.2.41:9003/metrics"})
+PROXY = launch.new_spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,
+                        ready={"http": "http://192.0.2.41:8081/healthcheck"})
+
+
+def test_every_api_engine_and_the_pool_master_are_targets_the_proxy_and_headless_ranks_not():
+    specs = launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE) + [MASTER, PROXY]
+    groups = monitoring.scrape_targets(specs, "pd_a2")
+    by_container = {group["labels"]["llmops_container"]: group for group in groups}
+    assert len(groups) == 10  # 8 decode ranks with their own API, prefill dp0 (speaks for headless dp1), the master
+    assert by_container["vllm-prefill-dp0"] == {
+        "targets": ["192.0.2.41:9081"],
+        "labels": {"llmops_cluster": "pd_a2", "llmops_host": "pd_a2_p0", "llmops_container": "vllm-prefill-dp0",
+                   "llmops_role": "prefill"}}
+    assert by_container["vllm-decode-dp5"]["targets"] == ["192.0.2.44:9901"]
+    assert by_container["mooncake-master"]["labels"]["llmops_role"] == "service"
+    assert "pd-proxy" not in by_container and "vllm-prefill-dp1" not in by_container
+
+
+def test_pd_clusters_get_the_balance_alerts_others_do_not():
+    pd_rules = monitoring.alert_rules(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE), "pd_a2")
+    dp_rules = monitoring.alert_rules(launch.engine_specs(plan_cluster(seeds.dp_a2()), ENGINE), "dp_a2")
+    names = [rule["alert"] for rule in pd_rules["groups"][0]["rules"]]
+    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull",
+                     "LlmopsPrefillBottleneck", "LlmopsDecodeBottleneck"]
+    assert [rule["alert"] for rule in dp_rules["groups"][0]["rules"]] == names[:3]
+    assert all('llmops_cluster="pd_a2"' in rule["expr"] for rule in pd_rules["groups"][0]["rules"])
+
+
+def test_the_rules_read_only_the_engine_series_checked_against_real_vllm():
+    rules = monitoring.alert_rules(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE), "pd_a2")["groups"][0]["rules"]
+    read = {name for rule in rules for name in re.findall(r"vllm:[a-z_]+", rule["expr"])}
+    assert read == set(monitoring.ENGINE_SERIES)  # test_engine_parity shows each on real vLLM's /metrics

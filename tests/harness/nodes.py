@@ -123,9 +123,10 @@ def start_node(name, address, npus, gpus):
     if state:
         docker("rm", "-f", name)
     # The host's Docker listens for the node's DNS on 127.0.0.11 at a random TCP port of the node's own
-    # network namespace, bound before the node's reserved ports apply: one in a range the plans use (a
-    # Mooncake kv_port, an HCCL range) fails preflight ("port held by an unknown process"), as it should
-    # on a real host. Such a node is made again; on real hosts the engines' namespace has no such listener.
+    # network namespace, which the node's reserved ports do not keep out (36683 and 34933 were seen): one
+    # in a range the plans use (a Mooncake kv_port, an HCCL range) fails preflight ("port held by an
+    # unknown process"), as it should on a real host. Such a node is made again; on real hosts the
+    # engines' namespace has no such listener.
     for _attempt in range(10):
         run_node(name, address, npus, gpus)
         port = dns_port(name)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import http.client
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
-from ansible_collections.llmops.inference.plugins.module_utils._verify import base_url, parse_metrics
+from ansible_collections.llmops.inference.plugins.module_utils._monitoring import metrics_url
+from ansible_collections.llmops.inference.plugins.module_utils._verify import parse_metrics
 
 IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 # The reading of an engine that is up but did not answer in time. An engine busy with many requests on
@@ -25,8 +26,8 @@ NO_ANSWER = -1
 def drain_targets(specs, wave):
     """{host/container: metrics URL} of the API engines of a wave, on every host (one already stopped
     does not answer, and holds nothing to wait for)."""
-    return {"%s/%s" % (spec["host"], spec["name"]): base_url(spec) + "/metrics" for spec in specs
-            if spec["wave"] == wave and is_engine(spec) and base_url(spec)}
+    return {"%s/%s" % (spec["host"], spec["name"]): metrics_url(spec) for spec in specs
+            if spec["wave"] == wave and is_engine(spec) and metrics_url(spec)}
 
 
 def in_flight(metrics_text):

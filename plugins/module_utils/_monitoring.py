@@ -24,6 +24,8 @@ DOWN_FOR = "1m"
 QUEUED_FOR = "5m"
 IMBALANCE_FOR = "10m"
 KV_CACHE_FULL = 0.95  # vllm:kv_cache_usage_perc, a fraction
+# The labels scrape_targets gives each target, by which the rules group what they report.
+TARGET_LABELS = "llmops_cluster, llmops_host, llmops_container, llmops_role"
 # The engine series the rules read (vLLM 0.32's names; the simulator's are checked against it).
 ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 
@@ -67,12 +69,11 @@ def alert_rules(specs, cluster):
               "status.yml %s shows the container's state; logs.yml %s collects its log; the cluster's playbook "
               "restarts it and its DP group." % (verbs, verbs)),
         alert("LlmopsRequestsQueued",
-              "sum by (llmops_cluster, llmops_host, llmops_container, llmops_role) (vllm:num_requests_waiting{%s}) > 0"
-              % selector, QUEUED_FOR, "warning",
+              "sum by (%s) (vllm:num_requests_waiting{%s}) > 0" % (TARGET_LABELS, selector), QUEUED_FOR, "warning",
               "%s of cluster %s: {{ $value }} requests waiting for %s" % (where, cluster, QUEUED_FOR),
               "Its DP ranks take no more requests: more load than they can serve, or a rank of the group is stuck."),
-        alert("LlmopsKvCacheFull", "max by (llmops_cluster, llmops_host, llmops_container, llmops_role) "
-              "(vllm:kv_cache_usage_perc{%s}) > %s" % (selector, KV_CACHE_FULL), QUEUED_FOR, "warning",
+        alert("LlmopsKvCacheFull", "max by (%s) (vllm:kv_cache_usage_perc{%s}) > %s" % (TARGET_LABELS, selector, KV_CACHE_FULL),
+              QUEUED_FOR, "warning",
               "%s of cluster %s: KV cache {{ $value | humanizePercentage }} full" % (where, cluster),
               "Requests are preempted and recomputed; a larger --gpu-memory-utilization, fewer --max-num-seqs or "
               "more DP ranks help."),

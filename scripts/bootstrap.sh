@@ -17,7 +17,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   if ! "$python" -m venv .venv 2>/dev/null; then
     rm -rf .venv
-    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    bash scripts/apt_install.sh python3-venv
     "$python" -m venv .venv
   fi
 fi

@@ -26,8 +26,9 @@ rootfs_image() {  # name packages hash
   local name=$1 packages=$2 hash=$3 dir="$build/rootfs-${1%%:*}"
   image_has "$name" "$hash" && return 0
   rm -rf "$dir"
-  debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
-    || { tail -20 "$dir.log" >&2; return 1; }
+  # bounded: the build below waits for it (a mirror that stops answering fails here, by name)
+  timeout -k 30 900 debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
+    || { echo "images: debootstrap of $name failed or took over 900 s" >&2; tail -20 "$dir.log" >&2; return 1; }
   rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
   tar -C "$dir" -c . | docker import -c 'CMD ["/bin/bash"]' -c "LABEL llmops.inputs=$hash" - "$name" >/dev/null
   rm -rf "$dir"

@@ -18,7 +18,8 @@ from conftest import LAB, NO_CONNECT, ROOT, run_playbook
 
 @pytest.fixture(scope="module")
 def promtool():
-    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True)
+    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True,
+                   timeout=900)
     return "promtool"
 
 

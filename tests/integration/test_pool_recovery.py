@@ -67,7 +67,8 @@ def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(clust
     """Debian's Prometheus, on loopback, reads the targets and rules monitoring.yml wrote for the harness
     inventory: every API engine and the real mooncake_master answer, the engines' series carry the labels,
     and no alert fires on the healthy cluster."""
-    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True)
+    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True,
+                   timeout=900)
     run_playbook("monitoring.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
                  "-e", "llmops_monitoring_dir=%s" % tmp_path)
     config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},

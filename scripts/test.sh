@@ -21,7 +21,7 @@ mkdir -p "$logs"
 
 declare -A command=(
   [unit]="cd '$collection' && python -m pytest -q -p no:cacheprovider tests/unit"
-  [plan-mode]="python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py"
+  [plan-mode]="python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py tests/integration/test_secrets_plan.py tests/integration/test_engine_args_plan.py"
   [sim-engine]="python -m pytest -q -p no:cacheprovider tests/integration/test_sim_engine.py"
   [yamllint]="yamllint -s ."
   [ansible-lint]="ansible-lint --offline -q"

@@ -180,6 +180,13 @@ class Cluster:
     groups: t.Dict[str, Group]
     nodes: t.Tuple[Node, ...]
     services: t.Tuple[Service, ...]
+    # What `vllm serve` is given besides the plan's flags (checked by _engine_args): the model, whether it
+    # may come from a hub, the container-side mounts of the engines, vllm_engine_args and _role_args.
+    model: t.Optional[str] = None
+    model_from_hub: bool = False
+    mounts: t.Tuple[str, ...] = ()
+    args: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    role_args: t.Dict[str, t.Dict[str, t.Any]] = dataclasses.field(default_factory=dict)
 
     @property
     def visible_var(self):
@@ -353,4 +360,16 @@ def parse_cluster(raw, unknown=None):
         groups=groups,
         nodes=tuple(parse_node(n) for n in _require(raw, "nodes", where, list)),
         services=tuple(parse_service(s) for s in raw.get("services") or ()),
+        model=_optional(raw, "model", where, str),
+        model_from_hub=_optional(raw, "model_from_hub", where, bool, False),
+        mounts=tuple(str(v) for v in _optional(raw, "mounts", where, list, [])),
+        args=dict(_optional(raw, "args", where, dict, {})),
+        role_args=_role_args(_optional(raw, "role_args", where, dict, {})),
     )
+
+
+def _role_args(raw):
+    for role, flags in raw.items():
+        if flags is not None and not isinstance(flags, dict):
+            raise InputError("vllm_engine_role_args.%s must be a mapping of flag to value, got %r" % (role, flags))
+    return {str(role): dict(flags or {}) for role, flags in raw.items()}

@@ -12,6 +12,7 @@ Pure Python, no Ansible import: the module and the tests both call ``plan_cluste
 from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils import _plan_rules as rules
+from ansible_collections.llmops.inference.plugins.module_utils._engine_args import engine_arg_problems
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError, parse_cluster
@@ -178,7 +179,7 @@ def _ports_by_host(entries):
 
 def build_plan(cluster):
     """Compute the plan of a parsed Cluster; raise PlanError listing every broken rule."""
-    problems = rules.structure_problems(cluster)
+    problems = rules.structure_problems(cluster) + engine_arg_problems(cluster)
     if problems:
         raise PlanError(problems)
     starts = cluster.rank_starts()

@@ -41,6 +41,10 @@ options:
         consumer_is_to_put), C(nodes) (host, address, nic, role, local_ranks, rank_start, api_port,
         headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional
         C(devices_per_node), C(network_env), C(mooncake_extra_config), C(ucm), C(pool), C(services).
+      - What C(vllm serve) gets besides the plan's own flags, checked too (issue 24) - C(model), C(model_from_hub),
+        C(mounts) (the engines' volumes, src:dst[:mode]), C(args) and C(role_args) (vllm_engine_args and
+        vllm_engine_role_args). Refused are flags the plan renders, flags vLLM lacks, values its parser rejects, settings
+        prefill and decode must share that differ, and a model vLLM would take for a hub id.
       - See roles/vllm_engine/meta/argument_specs.yml for the inventory variables each key comes from.
     type: dict
     required: true

@@ -79,6 +79,27 @@ def nodes_of(inventory):
 def ensure_network():
     if docker("network", "inspect", NETWORK, check=False).returncode != 0:
         docker("network", "create", "--subnet", SUBNET, "--label", LABEL + "=1", NETWORK)
+    bridge = "br-" + docker("network", "inspect", "-f", "{{.Id}}", NETWORK).stdout.strip()[:12]
+    others = stray_interfaces(bridge)
+    if others:
+        # Seen after Docker was removed and installed again without a reboot: the old engine's bridge stays, down,
+        # with the harness's gateway address, and the host's route through it leaves every node unreachable
+        # ("No route to host"). It is not ours to delete without asking.
+        sys.exit("harness network %s (%s on %s): interface %s also holds an address in %s, so the nodes are unreachable "
+                 "through it (a bridge left by an earlier Docker engine?). Fix: ip link delete %s"
+                 % (NETWORK, SUBNET, bridge, ", ".join(others), SUBNET, " ".join(others)))
+
+
+def stray_interfaces(bridge):
+    """Interfaces other than the harness network's bridge with an IPv4 address in the harness subnet."""
+    lines = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, check=False).stdout.splitlines()
+    found = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 3 and fields[2] == "inet" and fields[1] != bridge:
+            if ipaddress.ip_interface(fields[3]).ip in ipaddress.ip_network(SUBNET):
+                found.append(fields[1])
+    return sorted(set(found))
 
 
 def image_id(image, inside=None):

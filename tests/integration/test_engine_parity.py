@@ -25,6 +25,7 @@ import urllib.request
 import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
+from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
 from conftest import ROOT
 from harness import free_port, metric
 
@@ -219,3 +220,22 @@ def test_metrics_have_every_series_the_alert_rules_read(engine):
         samples = [line for line in text.splitlines() if line.startswith(name + "{")]
         assert any('engine="0"' in line and 'model_name="tiny"' in line for line in samples), (name, samples)
         assert metric(text, name, engine="0", model_name="tiny") == 0
+
+
+def test_the_planners_flag_list_is_real_vllms_parser():
+    """The data the planner checks vllm serve flags against (issue 24: unknown flags, value kinds, choices) is what real
+    vLLM's own parser declares, read by tests/harness/vllm_cpu/serve_flags.py in the engine image."""
+    if not (VENV / "bin" / "vllm").exists():
+        pytest.fail("real vLLM is not built: bash tests/harness/vllm_cpu/build.sh")
+    result = subprocess.run(["docker", "run", "--rm", "-v", "%s:%s:ro" % (VENV, MOUNT), "-v",
+                             "%s:/src:ro" % (ROOT / "tests" / "harness" / "vllm_cpu"), "llmops-engine:test",
+                             MOUNT + "/bin/python", "/src/serve_flags.py"], capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    real = json.loads(result.stdout)
+    assert real["vllm"].split("+")[0] == VLLM_VERSION
+    assert sorted(set(real["flags"]) ^ set(FLAGS)) == []
+    assert real["flags"] == FLAGS
+    # values the planner refuses by their kind and choices, real vLLM refuses too (a flag it lacks: the test above)
+    for flags in (["--max-num-seqs", "thirty-two"], ["--dtype", "fp4"]):
+        refused = Real(None).run("--host", "127.0.0.1", "--port", "1", *flags)
+        assert refused.returncode == 2 and "error" in refused.stderr, (flags, refused.stderr[-500:])

@@ -62,7 +62,8 @@ FLAGS = {
     "data-parallel-backend": {"kind": "str", "many": False, "optional": True, "choices": None, "negatable": False, "aliases": ["-dpb"]},
     "data-parallel-external-lb": {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": True, "aliases": ["-dpe"]},
     "data-parallel-hybrid-lb": {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": True, "aliases": ["-dph"]},
-    "data-parallel-multi-port-external-lb": {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["-dpm"]},
+    "data-parallel-multi-port-external-lb":
+        {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["-dpm"]},
     "data-parallel-rank": {"kind": "int", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["-dpn"]},
     "data-parallel-rpc-port": {"kind": "int", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["-dpp"]},
     "data-parallel-size": {"kind": "int", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["-dp"]},
@@ -162,7 +163,8 @@ FLAGS = {
         "aiter_flydsl", "cutedsl", "flashinfer", "triton",
     ]),
     "generation-config": {"kind": "str", "many": False, "optional": True, "choices": None, "negatable": False, "aliases": []},
-    "gpu-memory-utilization": {"kind": "float", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["--device-memory-utilization"]},
+    "gpu-memory-utilization":
+        {"kind": "float", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": ["--device-memory-utilization"]},
     "grpc": {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": []},
     "grpc-port": {"kind": "int", "many": False, "optional": True, "choices": None, "negatable": False, "aliases": []},
     "h11-max-header-count": {"kind": "int", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": []},

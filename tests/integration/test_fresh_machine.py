@@ -89,7 +89,7 @@ def side_by_side(*scripts):
     results = []
     for script, process in running:
         try:
-            output, _ = process.communicate(timeout=max(1, BOUND - (time.monotonic() - started)))
+            output = process.communicate(timeout=max(1, BOUND - (time.monotonic() - started)))[0]
             code = process.returncode
         except subprocess.TimeoutExpired:
             process.kill()

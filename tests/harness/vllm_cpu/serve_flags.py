@@ -97,8 +97,10 @@ def row(item):
     """One flag as a line of Python (its choices on lines of their own when it would pass 150 characters)."""
     name, spec = item
     line = "    %s: %s," % (json.dumps(name), json.dumps(spec).replace("false", "False").replace("true", "True").replace("null", "None"))
-    if len(line) <= 150 or not spec["choices"]:
+    if len(line) <= 150:
         return line
+    if not spec["choices"]:
+        return "    %s:\n        %s," % (json.dumps(name), line.split(": ", 1)[1].rstrip(","))
     head = dict(spec, choices=None)
     text = json.dumps(head).replace("false", "False").replace("true", "True").replace("null", "None")
     choices = [json.dumps(c) for c in spec["choices"]]

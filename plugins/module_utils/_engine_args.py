@@ -198,13 +198,16 @@ def flag_problems(cluster):
     for variable, _role, key, value in _given(cluster):
         where = "%s.%s" % (variable, key)
         flag, negated = canonical(key)
+        if flag is None and str(key).lstrip("-").replace("_", "-").partition(".")[0] in cluster.known_flags:
+            continue  # the operator's image has it: nothing known to check its value against
         if flag is None:
             name = str(key).lstrip("-").replace("_", "-")
             alias = next((f for f, spec in FLAGS.items() if "-" + name in spec["aliases"] or "--" + name in spec["aliases"]), None)
             close = alias or _closest(name)
             problem(where, "vLLM has no flag --%s (%s)" % (name, SOURCE),
-                    ("write %s%s" % (close, " (the collection renders --<key>, not vLLM's short form)" if alias else ""))
-                    if close else "remove it, or check the flag's name in `vllm serve --help` of the image")
+                    ("write %s%s" % (close, " (the collection renders --<key>, not vLLM's short form)" if alias else "")
+                     if close else "remove it, or check the flag's name in `vllm serve --help` of the image")
+                    + "; if your image's vLLM has it, list it in vllm_engine_known_flags")
             continue
         if flag in PLAN_OWNED:
             problem(where, "--%s is rendered by the plan itself; given again, vLLM would take one of the two by their "

@@ -186,6 +186,7 @@ class Cluster:
     model_from_hub: bool = False
     mounts: t.Tuple[str, ...] = ()
     args: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    known_flags: t.Tuple[str, ...] = ()  # flags of the image's vLLM beyond the collection's list (vllm_engine_known_flags)
     role_args: t.Dict[str, t.Dict[str, t.Any]] = dataclasses.field(default_factory=dict)
 
     @property
@@ -364,6 +365,7 @@ def parse_cluster(raw, unknown=None):
         model_from_hub=_optional(raw, "model_from_hub", where, bool, False),
         mounts=tuple(str(v) for v in _optional(raw, "mounts", where, list, [])),
         args=dict(_optional(raw, "args", where, dict, {})),
+        known_flags=tuple(str(f).lstrip("-").replace("_", "-") for f in _optional(raw, "known_flags", where, list, [])),
         role_args=_role_args(_optional(raw, "role_args", where, dict, {})),
     )
 

@@ -29,8 +29,8 @@ def test_flags_the_plan_owns_flags_vllm_lacks_and_values_it_refuses(tmp_path):
             "cluster pd_a2: vllm_engine_args.tensor_parallel_size: --tensor-parallel-size is rendered by the plan itself; "
             "given again, vLLM would take one of the two by their order in the command. Fix: remove it and set "
             "vllm_engine_groups.<role>.tp_size.",
-            "vllm_engine_args.max-model-length: vLLM has no flag --max-model-length (the flags of vLLM 0.32.0's vllm serve). "
-            "Fix: write max-model-len.",
+            "vllm_engine_args.max-model-length: vLLM has no flag --max-model-length (the flags of vLLM 0.30.0's vllm serve). "
+            "Fix: write max-model-len; if your image's vLLM has it, list it in vllm_engine_known_flags.",
             "vllm_engine_args.enforce-eager: --enforce-eager takes no value (true sets it, false or null leaves it out), got yes.",
             "vllm_engine_role_args.decode.--port: --port is rendered by the plan itself",
             "Fix: remove it and set vllm_engine_groups.<role>.api_port (or vllm_engine_api_port per host).",
@@ -69,11 +69,11 @@ def test_differences_by_design_keep_planning(tmp_path):
     """The seeds' own differences (tuning, eager mode, compilation config, the draft's enforce_eager) plan in the lab
     (test_lab_plans.py); these variants do too: decode accepting longer prompts, prefix caching turned off for decode
     (null drops the cluster-wide flag, no- negates vLLM's default),
-    the shared block size spelt two ways in two scopes, a flag by its other long name."""
+    the shared block size spelt two ways in two scopes, a flag with underscores."""
     extra = {"vllm_engine_role_args": {
         "prefill": {"max-num-seqs": 64, "max-num-batched-tokens": 8192, "gpu-memory-utilization": "0.92", "enforce-eager": True,
                     "block_size": 128, "max-model-len": "128k"},
-        "decode": {"max-num-seqs": 32, "max-num-batched-tokens": 1024, "device-memory-utilization": "0.85",
+        "decode": {"max-num-seqs": 32, "max-num-batched-tokens": 1024, "gpu_memory_utilization": "0.85",
                    "block-size": 128, "enable-prefix-caching": None, "no-enable-prefix-caching": True}}}
     result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-e", json.dumps(extra), "-e",
                           "llmops_plan_dir=%s" % tmp_path)

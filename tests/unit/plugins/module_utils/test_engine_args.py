@@ -5,15 +5,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils import _engine_args as engine_args
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS
+from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
 
 import seed_clusters as seeds
 
+LAB = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "inventories", "lab")
 MOUNTS = ["/root/.cache:/root/.cache", "/usr/local/Ascend/driver:/usr/local/Ascend/driver"]
 # pd_a2's own flags (inventories/lab/group_vars/pd_a2.yml): the seed's differences by role plan as they are
 PD_A2_ARGS = {"enable-expert-parallel": True, "served-model-name": "glm", "max-model-len": 200000, "quantization": "ascend",
@@ -59,14 +62,16 @@ def test_each_plan_owned_flag_names_the_variable_to_set_instead(flag, variable):
 
 def test_an_unknown_flag_gets_the_closest_real_one_and_a_short_form_its_long_name():
     found = problems(pd_a2(args={"max-model-length": 4096, "tp": 8}))
-    assert any("vllm_engine_args.max-model-length: vLLM has no flag --max-model-length (the flags of vLLM 0.32.0's vllm serve)."
-               " Fix: write max-model-len." in p for p in found), found
+    assert any("vllm_engine_args.max-model-length: vLLM has no flag --max-model-length (the flags of vLLM 0.30.0's vllm serve)."
+               " Fix: write max-model-len; if your image's vLLM has it, list it in vllm_engine_known_flags." in p for p in found), found
     assert any("vllm_engine_args.tp: vLLM has no flag --tp" in p and "Fix: write tensor-parallel-size (the collection renders"
                in p for p in found), found
 
 
-def test_a_negated_boolean_and_a_long_alias_are_the_flags_vllm_reads():
+def test_a_negated_boolean_and_a_long_alias_are_the_flags_vllm_reads(monkeypatch):
     assert engine_args.canonical("no-enable-prefix-caching") == ("enable-prefix-caching", True)
+    # vLLM 0.32 spells --gpu-memory-utilization also --device-memory-utilization (0.30 has no second long name)
+    monkeypatch.setitem(engine_args.LONG_ALIASES, "device-memory-utilization", "gpu-memory-utilization")
     assert engine_args.canonical("--device_memory_utilization") == ("gpu-memory-utilization", False)
     assert engine_args.canonical("compilation-config.cudagraph_mode") == ("compilation-config", False)
     assert engine_args.canonical("no-max-model-len") == (None, False)  # not a boolean: no negation
@@ -175,6 +180,23 @@ def test_a_model_vllm_would_misread_is_refused(model, from_hub, expected):
                                             ("/root/.cache/GLM/", False)])
 def test_a_model_vllm_finds_plans(model, from_hub):
     plan_cluster(pd_a2(model=model, model_from_hub=from_hub))
+
+
+def test_a_flag_of_a_newer_image_plans_once_listed_as_known():
+    (problem,) = problems(pd_a2(args={"log-level": "debug"}))  # vLLM 0.32 has it, the lab images' 0.30 not
+    assert "vLLM has no flag --log-level" in problem
+    plan = plan_cluster(pd_a2(args={"log_level": "debug"}, known_flags=["--log-level"]))
+    assert plan["processes"]
+
+
+def test_the_flag_list_is_the_vllm_of_the_lab_images():
+    """vllm-ascend releases run on the vLLM release of their number (its docs' versioning policy): the lab's
+    vllm-ascend images and the flag list must name one version."""
+    import glob
+    import yaml
+    tags = {yaml.safe_load(open(path)).get("vllm_engine_image", "") for path in glob.glob(os.path.join(LAB, "group_vars", "*.yml"))}
+    versions = {tag.split(":v")[1][:len(VLLM_VERSION)] for tag in tags if "/vllm-ascend:v" in tag}
+    assert versions == {VLLM_VERSION}, tags
 
 
 def test_every_plan_owned_and_shared_flag_is_a_real_vllm_flag():

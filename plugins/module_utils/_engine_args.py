@@ -29,7 +29,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags
 # Flags the planner renders itself, and the variable an operator sets instead (README, "What is refused").
 PLAN_OWNED = {
     "model": "vllm_engine_model",
-    "host": "nothing: every engine binds 0.0.0.0 on the host network, as the seeds do",
+    "host": None,  # every engine binds 0.0.0.0 on the host network, as the seeds do: nothing to set instead
     "port": "vllm_engine_groups.<role>.api_port (or vllm_engine_api_port per host)",
     "headless": "vllm_engine_headless (per host)",
     "data-parallel-size": "vllm_engine_groups.<role>.dp_size",
@@ -156,24 +156,25 @@ def value_problem(flag, value):
     if spec["optional"] and str(value) == "None":
         return None
     choices = list(spec["choices"] or []) + list(EXTRA_CHOICES.get(flag, ()))
-    for item in [value]:
-        if kind == "int" and not re.match(r"^-?\d+$", str(item)):
-            return "takes an integer"
-        if kind == "human_int" and human_int(item) is None:
-            return "takes an integer (200000, 200k or 2K)"
-        if kind == "float":
-            try:
-                float(str(item))
-            except ValueError:
-                return "takes a number"
-        if kind == "json" and isinstance(item, str):
-            try:
-                json.loads(item)
-            except ValueError:
-                return "takes a JSON object (give it as a mapping)"
-        if choices and str(item) not in choices:
-            return "takes one of %s" % ", ".join(choices)
+    if kind == "int" and not re.match(r"^-?\d+$", str(value)):
+        return "takes an integer"
+    if kind == "human_int" and human_int(value) is None:
+        return "takes an integer (200000, 200k or 2K)"
+    if kind == "float" and not re.match(r"^-?(\d+\.?\d*|\.\d+)([eE]-?\d+)?$", str(value)):
+        return "takes a number"
+    if kind == "json" and isinstance(value, str) and not _is_json(value):
+        return "takes a JSON object (give it as a mapping)"
+    if choices and str(value) not in choices:
+        return "takes one of %s" % ", ".join(choices)
     return None
+
+
+def _is_json(text):
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _given(cluster):
@@ -211,7 +212,8 @@ def flag_problems(cluster):
             continue
         if flag in PLAN_OWNED:
             problem(where, "--%s is rendered by the plan itself; given again, vLLM would take one of the two by their "
-                    "order in the command" % flag, "remove it and set %s" % PLAN_OWNED[flag])
+                    "order in the command" % flag, "remove it and set %s" % PLAN_OWNED[flag] if PLAN_OWNED[flag]
+                    else "remove it: every engine binds 0.0.0.0 on the host network, as the seeds do")
             continue
         why = value_problem(flag, value) if not negated else (
             None if isinstance(value, bool) or value is None else "takes no value (true sets it)")

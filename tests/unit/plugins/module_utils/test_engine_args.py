@@ -53,7 +53,8 @@ def test_a_plan_owned_flag_is_refused_in_every_spelling_vllm_reads(key):
 
 @pytest.mark.parametrize("flag,variable", [("port", "api_port"), ("data-parallel-rpc-port", "dp_rpc_port"),
                                            ("kv_transfer_config", "vllm_engine_connector"), ("model", "vllm_engine_model"),
-                                           ("headless", "vllm_engine_headless"), ("data-parallel-start-rank", "vllm_engine_rank_start")])
+                                           ("headless", "vllm_engine_headless"), ("data-parallel-start-rank", "vllm_engine_rank_start"),
+                                           ("host", "remove it: every engine binds 0.0.0.0")])
 def test_each_plan_owned_flag_names_the_variable_to_set_instead(flag, variable):
     (problem,) = problems(pd_a2(role_args={"decode": {flag: 1}}))
     assert "vllm_engine_role_args.decode.%s: --%s is rendered by the plan" % (flag, flag.replace("_", "-")) in problem

@@ -14,7 +14,6 @@ from ansible_collections.llmops.inference.plugins.module_utils import _launch_sp
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
 display = Display()
@@ -139,11 +138,6 @@ def cluster_status(states_by_host, specs):
     return status.cluster_status(states_by_host, specs)
 
 
-def ucm_storage_meta(config):
-    """{storage backend path: posix_capacity_gb} of a UCM config, for the engines' meta."""
-    return spec_meta.ucm_storage_of_config(config)
-
-
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -170,5 +164,4 @@ class FilterModule:
             "preflight_report": preflight_report,
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
-            "ucm_storage_meta": ucm_storage_meta,
         }

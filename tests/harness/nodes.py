@@ -25,6 +25,7 @@ import fcntl
 import ipaddress
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -81,6 +82,12 @@ def ensure_network():
         docker("network", "create", "--subnet", SUBNET, "--label", LABEL + "=1", NETWORK)
     bridge = "br-" + docker("network", "inspect", "-f", "{{.Id}}", NETWORK).stdout.strip()[:12]
     others = stray_interfaces(bridge)
+    stale = stale_masquerade(bridge)
+    if stale:
+        # The same leftover's NAT rule: traffic between nodes then reaches them from the gateway's address
+        # (10.213.7.1), and a DP coordinator logs its ranks joining from there.
+        sys.exit("harness network %s: a NAT rule for another bridge rewrites the nodes' traffic (%s). Fix: iptables -t nat "
+                 "-D POSTROUTING %s" % (NETWORK, stale[0], stale[0]))
     if others:
         # Seen after Docker was removed and installed again without a reboot: the old engine's bridge stays, down,
         # with the harness's gateway address, and the host's route through it leaves every node unreachable
@@ -88,6 +95,15 @@ def ensure_network():
         sys.exit("harness network %s (%s on %s): interface %s also holds an address in %s, so the nodes are unreachable "
                  "through it (a bridge left by an earlier Docker engine?). Fix: ip link delete %s"
                  % (NETWORK, SUBNET, bridge, ", ".join(others), SUBNET, " ".join(others)))
+
+
+def stale_masquerade(bridge):
+    """POSTROUTING MASQUERADE rules for the harness subnet that name a bridge other than the network's own."""
+    if shutil.which("iptables") is None:
+        return []
+    rules = subprocess.run(["iptables", "-t", "nat", "-S", "POSTROUTING"], capture_output=True, text=True, check=False).stdout
+    return [line[len("-A POSTROUTING "):] for line in rules.splitlines()
+            if line.startswith("-A POSTROUTING -s %s ! -o br-" % SUBNET) and "! -o %s " % bridge not in line + " "]
 
 
 def stray_interfaces(bridge):

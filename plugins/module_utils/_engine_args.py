@@ -93,6 +93,11 @@ MULTIPLIERS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
                "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
+def _dashed(key):
+    """A key as vLLM's parser spells it: no leading dashes, dashes for underscores."""
+    return str(key).lstrip("-").replace("_", "-")
+
+
 def canonical(key):
     """(flag, negated) as vLLM's parser reads a key, or (None, False) when vLLM has no such flag."""
     name = str(key).lstrip("-")
@@ -178,10 +183,10 @@ def _is_json(text):
 
 
 def _given(cluster):
-    """[(variable, role or None, raw key, value)] of every flag the inventory gives."""
-    given = [("vllm_engine_args", None, key, value) for key, value in (cluster.args or {}).items()]
+    """[(variable, raw key, value)] of every flag the inventory gives."""
+    given = [("vllm_engine_args", key, value) for key, value in (cluster.args or {}).items()]
     for role, flags in sorted((cluster.role_args or {}).items()):
-        given += [("vllm_engine_role_args.%s" % role, role, key, value) for key, value in (flags or {}).items()]
+        given += [("vllm_engine_role_args.%s" % role, key, value) for key, value in (flags or {}).items()]
     return given
 
 
@@ -196,13 +201,14 @@ def flag_problems(cluster):
         if role not in cluster.groups:
             problem("vllm_engine_role_args.%s" % role, "the cluster has no %s group (it has: %s)"
                     % (role, ", ".join(sorted(cluster.groups))), "remove it, or name one of those roles")
-    for variable, _role, key, value in _given(cluster):
+    known = {_dashed(flag) for flag in cluster.known_flags}
+    for variable, key, value in _given(cluster):
         where = "%s.%s" % (variable, key)
         flag, negated = canonical(key)
-        if flag is None and str(key).lstrip("-").replace("_", "-").partition(".")[0] in cluster.known_flags:
+        name = _dashed(key)
+        if flag is None and name.partition(".")[0] in known:
             continue  # the operator's image has it: nothing known to check its value against
         if flag is None:
-            name = str(key).lstrip("-").replace("_", "-")
             alias = next((f for f, spec in FLAGS.items() if "-" + name in spec["aliases"] or "--" + name in spec["aliases"]), None)
             close = alias or _closest(name)
             problem(where, "vLLM has no flag --%s (%s)" % (name, SOURCE),

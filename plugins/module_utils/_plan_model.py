@@ -365,7 +365,7 @@ def parse_cluster(raw, unknown=None):
         model_from_hub=_optional(raw, "model_from_hub", where, bool, False),
         mounts=tuple(str(v) for v in _optional(raw, "mounts", where, list, [])),
         args=dict(_optional(raw, "args", where, dict, {})),
-        known_flags=tuple(str(f).lstrip("-").replace("_", "-") for f in _optional(raw, "known_flags", where, list, [])),
+        known_flags=tuple(str(flag) for flag in _optional(raw, "known_flags", where, list, [])),
         role_args=_role_args(_optional(raw, "role_args", where, dict, {})),
     )
 

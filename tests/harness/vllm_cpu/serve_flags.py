@@ -97,25 +97,31 @@ FLAGS = {
 '''
 
 
+def literal(value):
+    """Python source of a JSON-like value, strings double-quoted as in the generated module."""
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join("%s: %s" % (json.dumps(key), literal(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(literal(item) for item in value)
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
 def row(item):
     """One flag as a line of Python (its choices on lines of their own when it would pass 150 characters)."""
     name, spec = item
-    line = "    %s: %s," % (json.dumps(name), json.dumps(spec).replace("false", "False").replace("true", "True").replace("null", "None"))
+    line = "    %s: %s," % (json.dumps(name), literal(spec))
     if len(line) <= 150:
         return line
     if not spec["choices"]:
-        return "    %s:\n        %s," % (json.dumps(name), line.split(": ", 1)[1].rstrip(","))
-    head = dict(spec, choices=None)
-    text = json.dumps(head).replace("false", "False").replace("true", "True").replace("null", "None")
-    choices = [json.dumps(c) for c in spec["choices"]]
+        return "    %s:\n        %s," % (json.dumps(name), literal(spec))
     lines, current = [], "        "
-    for choice in choices:
+    for choice in (json.dumps(c) for c in spec["choices"]):
         if len(current) + len(choice) + 2 > 120:
             lines.append(current.rstrip())
             current = "        "
         current += choice + ", "
     lines.append(current.rstrip())
-    return "    %s: dict(%s, choices=[\n%s\n    ])," % (json.dumps(name), text, "\n".join(lines))
+    return "    %s: dict(%s, choices=[\n%s\n    ])," % (json.dumps(name), literal(dict(spec, choices=None)), "\n".join(lines))
 
 
 def main():

@@ -24,6 +24,8 @@ declare -A command=(
   [plan-mode]="python -m pytest -q -p no:cacheprovider tests/integration/test_lab_plans.py tests/integration/test_broken_inventories.py tests/integration/test_secrets_plan.py tests/integration/test_engine_args_plan.py"
   [sim-engine]="python -m pytest -q -p no:cacheprovider tests/integration/test_sim_engine.py"
   [yamllint]="yamllint -s ."
+  # every changelog fragment (changelogs/fragments, one per change) in a section antsibull-changelog knows, valid RST
+  [changelog]="antsibull-changelog lint"
   [ansible-lint]="ansible-lint --offline -q"
   [galaxy-build]="ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
   [sanity]="bash scripts/sanity.sh"
@@ -39,7 +41,7 @@ declare -A command=(
   [benchmark-time-to-serving]="python benchmarks/time_to_serving.py"
   # monitoring.yml's rules checked and fired by Debian's promtool (installed here when missing)
   [monitoring]="bash tests/harness/prometheus.sh && python -m pytest -q -p no:cacheprovider tests/integration/test_monitoring.py"
-  # The installers above on a fresh Debian root, side by side: each ends, no daemon keeps the apt lock (issue 18)
+  # The installers above on a fresh Debian root, side by side: each ends, no daemon keeps the apt lock
   [fresh-machine]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_fresh_machine.py"
   [engine-parity]="python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py"
 )
@@ -111,7 +113,7 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # Building the harness images (debootstrap, pip), real vLLM's venv and installing Prometheus is mostly
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
-together "unit plan-mode sim-engine yamllint ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
+together "unit plan-mode sim-engine yamllint changelog ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
 alone benchmark benchmark-plan-scale
 # The pd_a2 nodes (deploy, preflight, its scenario) beside the pd_pool_a2 nodes and the other seeds'.
 together "deploy preflight molecule-pd_a2" \

@@ -6,7 +6,7 @@ For each size it generates a pd_a2-shaped inventory (004 5.3: P0 with the prefil
 headless, then decode nodes of four DP ranks each, the decode DP group growing with them) on
 documentation addresses (192.0.2.0/24), runs the real `ansible-playbook playbooks/pd_a2.yml` in
 plan mode with every host behind the tests' tripwire connection (a host that is contacted fails
-the run), and reports the wall time. Target (issue 9): 64 hosts within 4 x the time of 4 hosts,
+the run), and reports the wall time. Target: 64 hosts within 4 x the time of 4 hosts,
 128 hosts within a minute. Run after `. scripts/env.sh`:
 
     python benchmarks/plan_scale.py [--hosts 4 16 64 128] [--repeat 1]

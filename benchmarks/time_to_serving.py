@@ -7,8 +7,8 @@ prefill 30 s by default; the pool service none) and measures, from the moment an
 starts, until the first completion through the PD proxy succeeds. Nodes are up and images loaded
 before the clock starts. The floor: pd_a2 starts both groups together (004 5.3), so the slower
 group's start time; pd_pool_a2 starts pool service, decode, prefill one after the other (004 5.4),
-so their sum. Target (issue 9): within 1.15 x floor + 5 s. Then a no-op re-run is timed, with and
-without preflight (issue 7: what its checks add to a deploy when images are present), and for a
+so their sum. Target: within 1.15 x floor + 5 s. Then a no-op re-run is timed, with and
+without preflight (what its checks add to a deploy when images are present), and for a
 cluster reached over SSH (pd_a2) without the README's connection settings (pipelining, ControlPersist).
 Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
 
@@ -110,7 +110,7 @@ def measure(cluster, decode, prefill):
     print("%s: second run with nothing changed %.1f s over %s (target 10 s -> %.2f of the target)%s"
           % (cluster, noop, "SSH" if over_ssh(cluster) else "docker exec", noop / 10,
              "" if not changed else "; CHANGED: %s" % changed))
-    # What preflight (issue 7) adds to a deploy: the same no-op run without it.
+    # What preflight adds to a deploy: the same no-op run without it.
     without, _output = timed(cluster, cluster, "-e", extra, "--skip-tags", "preflight")
     print("%s: preflight adds %.1f s to a deploy (no-op run %.1f s with it, %.1f s with --skip-tags preflight)"
           % (cluster, noop - without, noop, without))

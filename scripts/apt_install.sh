@@ -5,7 +5,7 @@
 # The lock is held by flock alone and only around apt: with -o neither apt nor anything it starts
 # inherits the lock's file descriptor, and no package's service is started (policy-rc.d), since the
 # scripts start the daemons they need themselves, with the descriptors they need only. Before this
-# (issue 18) dockerd, started by a script that held the lock on fd 9, kept it for as long as it ran,
+# dockerd, started by a script that held the lock on fd 9, kept it for as long as it ran,
 # and every later installer waited on it forever. A wait for the lock is bounded and names its holders.
 set -euo pipefail
 lock=${LLMOPS_APT_LOCK:-/tmp/llmops-apt.lock}

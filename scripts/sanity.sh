@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # so two checkouts never share (or half-delete) them and nothing is written to the real home.
 export HOME="$root/.build/ansible-test-home"
 # ansible-test bootstraps pip in its venvs with a get-pip script from a host we cannot reach;
-# a local stand-in that uses ensurepip does the same job (see shared HARNESS_NOTES).
+# a local stand-in that uses ensurepip does the same job (ansible-test only runs the script with pip's args).
 cache="$HOME/.ansible/test/cache"
 mkdir -p "$cache"
 cat > "$cache/get_pip_24_2.py" <<'PY'

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The `vllm serve` flags an inventory gives, checked before any host is touched (issue 24).
+"""The `vllm serve` flags an inventory gives, checked before any host is touched.
 
 vllm_engine_args (every role) and vllm_engine_role_args.<role> (over it) become flags the planner
 appends to the ones it renders itself. Refused here, each with the variable and the fix:

@@ -36,7 +36,7 @@ def start_waves(cluster):
 
 
 def _mooncake_ports(group, dp_rank):
-    """MooncakeConnector V2 per-rank ports (see shared REFERENCE, Connectors)."""
+    """MooncakeConnector V2 per-rank ports (vllm-ascend's mooncake_connector_v2: side channel kv_port + dp_rank * tp, worker + tp_rank)."""
     side_channel = group.kv_port + dp_rank * group.tp_size
     return {
         "side_channel": [side_channel, side_channel + group.tp_size - 1],

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a deploy run (re)starts, in which steps, and why; and what changed in a container's spec.
 
-Three facts of a vLLM cluster shape the steps (issue 8):
+Three facts of a vLLM cluster shape the steps:
 - a DP group only initialises when all its ranks run, and restarting one rank of a running group
   does not heal it: when any rank of a group is missing, stopped or changed, the whole group
   restarts, on every host;

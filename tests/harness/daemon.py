@@ -6,7 +6,7 @@
     python3 tests/harness/daemon.py LOG COMMAND [ARG...]    # prints the daemon's pid
 
 The daemon gets its own session, stdin from /dev/null, stdout and stderr appended to LOG, and no other
-descriptor of its caller: not a lock (issue 18: dockerd inherited the apt lock's fd 9 from
+descriptor of its caller: not a lock (dockerd once inherited the apt lock's fd 9 from
 docker_engine.sh and held it for as long as it ran), not a pipe whose reader waits for its end (a test
 capturing an installer's output). `nohup CMD &` from a shell gives it all of the shell's descriptors.
 """

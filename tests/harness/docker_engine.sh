@@ -2,7 +2,7 @@
 # Make sure a Docker engine answers on this machine: install Debian's docker.io (and debootstrap, for
 # images.sh) when missing, start dockerd when it is not running, wait until `docker info` answers.
 # dockerd starts detached with its log as its only output and no other inherited descriptor (daemon.py):
-# it must not hold the apt lock, or a pipe of whoever runs this script, for as long as it runs (issue 18).
+# it must not hold the apt lock, or a pipe of whoever runs this script, for as long as it runs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

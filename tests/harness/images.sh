@@ -13,7 +13,8 @@ mkdir -p "$build"
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
 [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list)
 
-# Versions of the real upstream programs (shared REFERENCE / HARNESS_NOTES).
+# Versions of the real upstream programs: the proxy of vllm-ascend 0.23.0.post1's sdist, the Mooncake and Memcache
+# wheels built for Python 3.11 that run on the CPU.
 VLLM_ASCEND=0.23.0.post1
 ENGINE_PIP="fastapi<0.124.0 httpx uvicorn pyyaml mooncake-transfer-engine-non-cuda==0.3.13.post1 memcache-hybrid==1.3.0 memfabric-hybrid==1.3.0"
 NODE_PACKAGES=docker.io,iptables,python3,python3-requests,procps,iproute2,ca-certificates,openssh-server

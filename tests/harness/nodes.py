@@ -176,7 +176,7 @@ def start_node(name, address, npus, gpus):
 def run_node(name, address, npus, gpus):
     VLLM_CPU.mkdir(parents=True, exist_ok=True)
     # A node runs dockerd: it needs every capability the sandbox grants (--privileged is refused),
-    # the cgroup tree, and its own /var/lib/docker volume (see shared HARNESS_NOTES).
+    # the cgroup tree, and its own /var/lib/docker volume (the sandbox withholds CAP_SYS_RESOURCE).
     docker("run", "-d", "--name", name, "--hostname", name, "--network", NETWORK, "--ip", address,
            "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
            "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",

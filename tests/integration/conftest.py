@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Runs the real playbooks with ansible-playbook; needs `. scripts/env.sh` (tests/run does it)."""
+"""Runs the real playbooks with ansible-playbook; needs `. scripts/env.sh` (scripts/test.sh does it)."""
 
 from __future__ import annotations
 

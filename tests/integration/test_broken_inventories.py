@@ -107,7 +107,7 @@ CASES = [
      "cluster single_a5: vllm_engine_image ('') and vllm_engine_model ('Eco-Tech/GLM-5.3-Flash-w8a8-mxfp8') must both be set"),
     ("malformed-size", "pd_a2", set_in(["vllm_engine_groups", "decode", "tp_size"], "two"), None,
      "The cluster description is malformed: vllm_engine_groups.decode: tp_size must be int"),
-    # issue 10: unknown keys and variables are named, with the closest known name
+    # unknown keys and variables are named, with the closest known name
     ("misspelt-group-key", "pd_a2", set_in(["vllm_engine_groups", "decode", "kv_prot"], 30100), None,
      "cluster pd_a2: vllm_engine_groups.decode.kv_prot: unknown key (known: dp_size, tp_size,"),
     ("misspelt-extra-config", "pd_a2", set_in(["vllm_engine_mooncake_extra_config", "use_ascend_drect"], True), None,
@@ -195,7 +195,7 @@ def _other_port_bases(data):
      ("pd_a2_d1", "vllm-ascend-decode-dp7", "HCCL_HOST_SOCKET_PORT_RANGE", "50350-50399")),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_valid_variants_keep_planning(tmp_path, case, cluster, group_vars, host_vars, expect):
-    """Valid inventories that differ from the lab's keep planning (issue 10)."""
+    """Valid inventories that differ from the lab's keep planning."""
     lab = broken_lab(tmp_path, cluster, group_vars, host_vars)
     plan_dir = tmp_path / "plan"
     result = run_playbook(cluster + ".yml", lab, "-i", str(NO_CONNECT), "-e", "llmops_plan_dir=%s" % plan_dir, check=False)

@@ -295,7 +295,7 @@ CPU_SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eag
 
 
 def test_cpu_dp_rehearses_dp_a2_without_devices(lab_plans):
-    """Not a seed (issue 11): dp_a2's DP layout on vLLM's CPU backend, with vLLM's own DP flags."""
+    """Not a seed: dp_a2's DP layout on vLLM's CPU backend, with vLLM's own DP flags."""
     plan = lab_plans["cpu_dp"]
     # Upstream vLLM 0.32 reads --data-parallel-start-rank on the API node as hybrid load balancing and then
     # refuses the headless node: rank 0 goes without it (dp_a2, on vllm-ascend, says it as the seed does).
@@ -311,7 +311,7 @@ def test_cpu_dp_rehearses_dp_a2_without_devices(lab_plans):
 
 
 def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
-    """Not a seed (issue 11): 1P1D over vLLM's NixlConnector on CPU, behind the vllm-ascend proxy."""
+    """Not a seed: 1P1D over vLLM's NixlConnector on CPU, behind the vllm-ascend proxy."""
     plan = lab_plans["cpu_pd"]
     kv = '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_buffer_device":"cpu"}'
     for host, role, ip, port, side in (("cpu_pd_prefill", "prefill", "192.0.2.81", 8100, "5600"),

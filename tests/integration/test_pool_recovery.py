@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Recovery of a KV-pool cluster (issue 8): the lab's pd_pool_a2 (004 5.4, real mooncake_master) on
+"""Recovery of a KV-pool cluster: the lab's pd_pool_a2 (004 5.4, real mooncake_master) on
 four harness nodes. When the master dies, re-running deploy restarts it and then every engine
 (a restarted master has lost what they registered, Mooncake #2246), in the deployment's order;
 the proxy keeps running. A real Prometheus scrapes the cluster with monitoring.yml's targets."""

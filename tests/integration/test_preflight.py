@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Preflight for real (issue 7): faults injected on the four pd_a2 harness nodes, the real
+"""Preflight for real: faults injected on the four pd_a2 harness nodes, the real
 playbooks run against them. The nodes' npu-smi is the simulated one (tests/harness/sim_host): it
 reports the processes that really hold /dev/davinciN and the health a state file gives."""
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A planted secret appears in no output of a plan run at -vvv, nor in the plan files (issue 10)."""
+"""A planted secret appears in no output of a plan run at -vvv, nor in the plan files."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The vllm serve flags an inventory gives (issue 24): plan-owned, unknown, ill-typed, P/D-shared, the model."""
+"""The vllm serve flags an inventory gives: plan-owned, unknown, ill-typed, P/D-shared, the model."""
 
 from __future__ import annotations
 

@@ -10,12 +10,12 @@ ranks (ports, ids). Each returns a list of Problem, empty when the cluster is so
 from __future__ import annotations
 
 import ipaddress
-import re
 import string
 
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import EXPECTED_KV_ROLE
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import unknown_keys
+from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
 # Mooncake's AscendDirectTransport picks random ports in [20000, 20000 + npus * 1000).
 ASCEND_DIRECT_BASE = 20000
@@ -25,29 +25,20 @@ UCM_PIPELINES = (
     "Mooncake", "Mooncake|Posix", "Dram",
 )
 UCM_IO_ENGINES = ("psync", "aio")
-# UCM's YAML (shared REFERENCE): newer versions add keys, so only near-misses of these are refused.
+# UCM's YAML keys (as its loader reads them): newer versions add keys, so only near-misses of these are refused.
 UCM_TOP_KEYS = ("ucm_connectors", "enable_event_sync", "use_layerwise", "enable_record_traces", "use_lite",
                 "persist_token_threshold", "enable_metrics", "metrics_config_path", "hit_ratio", "timeout_ms")
 UCM_CONNECTOR_KEYS = ("ucm_connector_name", "ucm_connector_config")
 UCM_STORE_KEYS = ("store_pipeline", "storage_backends", "io_direct", "posix_io_engine", "cache_buffer_capacity_gb",
                   "posix_capacity_gb", "posix_gc_trigger_threshold_ratio", "use_gdr")
-SIZE_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 GIB = 1 << 30
-# memcache-hybrid 1.3.0 (its config/mmc-local.conf and shared REFERENCE): at most 1024 ranks, 1TB of DRAM.
+# memcache-hybrid 1.3.0 (its config/mmc-local.conf): at most 1024 ranks, 1TB of DRAM.
 MEMCACHE_MAX_WORLD_SIZE = 1024
 MEMCACHE_MAX_DRAM = 1 << 40
 
 
 def _group_var(group, field):
     return "vllm_engine_groups.%s.%s" % (group.role, field)
-
-
-def parse_size(text):
-    """'8GB' -> bytes (binary units, as Mooncake and Memcache read them); None if malformed."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?B?)\s*", str(text).upper())
-    if not match:
-        return None
-    return int(float(match.group(1)) * SIZE_UNITS[match.group(2)])
 
 
 def structure_problems(cluster):
@@ -314,9 +305,12 @@ def _pool_size_problems(cluster):
     align, unit = (2 << 20, "2 MB") if host_protocol else (GIB, "1 GB")
     sizes = {}
     for name, text in sorted(pool.sizes.items()):
-        size = parse_size(text)
+        size = size_bytes(text)
         sizes[name] = size
-        if size is None or size % align:
+        if size is None:
+            problems.append(Problem(c, name, "%r is not a size the pool's config reads (a number with B, KB, MB, GB or TB)" % (text,),
+                                    "write it like 8GB or 512MB"))
+        elif size % align:
             problems.append(Problem(c, name, "%r is not a whole multiple of %s%s" % (
                 text, unit, " (protocol %s)" % pool.protocol if pool.backend == "memcache" else ""),
                 "use a %s-aligned size such as 8GB, or 0" % unit))

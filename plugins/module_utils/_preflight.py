@@ -17,6 +17,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._npu import visib
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import dp_group
 from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
+from ansible_collections.llmops.inference.plugins.module_utils._text import aligned, size_bytes
 
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
 DOCKER_MIN = "20.10"
@@ -136,17 +137,6 @@ def _ucm_space(host, paths, specs):
     return rows
 
 
-SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
-
-
-def size_bytes(text):
-    """Bytes of a size as Docker (500g) and the pool configs (8GB, 20GB) write it; 1024-based; None if unreadable."""
-    match = SIZE.match(str(text or ""))
-    if not match:
-        return None
-    return int(float(match.group(1)) * 1024 ** "bkmgt".index((match.group(2) or "b").lower()))
-
-
 def pool_bytes(spec):
     """Host memory the KV pool takes for one engine container: the per-worker size of its Mooncake global segment
     or Memcache DRAM pool (its rendered config), times its workers (the NPUs it is given, at least one)."""
@@ -170,7 +160,7 @@ def _memory(host, memory, specs):
         rows.append(_row(host, "memory", "%s available" % _size(available), "%s for the KV pool of this host's engines" % _size(pool),
                          "free memory, or lower mooncake_master_segment_size / memcache_pool_dram_size"))
     for spec in specs:
-        shm = size_bytes(spec.get("shm_size"))
+        shm = size_bytes(spec.get("shm_size"), docker=True)
         if shm and total and shm > total:
             rows.append(_row(host, "memory", "%s of memory in all" % _size(total), "shm_size %s for %s" % (spec["shm_size"], spec["name"]),
                              "lower the shm_size (ascend_driver_overrides: {shm_size: ...})"))
@@ -501,11 +491,7 @@ def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=Non
 
 def table(rows, limit=100):
     """The rows as aligned text; a cell longer than ``limit`` is cut (the JSON rows keep it whole)."""
-    cut = [tuple(c if len(c) <= limit else c[:limit - 3] + "..." for c in (r["host"], r["check"], r["found"], r["needed"], r["fix"]))
-           for r in rows]
-    lines = [COLUMNS] + cut
-    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS) - 1)]
-    return ["  ".join([cell.ljust(widths[i]) for i, cell in enumerate(line[:-1])] + [line[-1]]) for line in lines]
+    return aligned(COLUMNS, [(r["host"], r["check"], r["found"], r["needed"], r["fix"]) for r in rows], limit=limit)
 
 
 def _list(numbers):

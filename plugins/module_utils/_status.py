@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks, is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
 ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)(?:-dp\d+)?$")
@@ -62,6 +63,4 @@ def cluster_status(states_by_host, specs):
 
 def table(rows):
     keys = [c.lower().replace(" ", "_") for c in COLUMNS]
-    lines = [COLUMNS] + [tuple(str(row[k]) if row[k] != "" else "-" for k in keys) for row in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
-    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines]
+    return aligned(COLUMNS, [[row[k] if row[k] != "" else "-" for k in keys] for row in rows])

@@ -187,11 +187,18 @@ def test_pool_tenant_everywhere():
     assert "host pd_a2_p1: mooncake_master_tenant_id: Mooncake tenant_id is 'team-b' here but 'default'" in _single_problem(cluster)
 
 
-@pytest.mark.parametrize("size", ["1.5GB", "512MB", "eight"])
+@pytest.mark.parametrize("size", ["1.5GB", "512MB"])
 def test_pool_sizes_are_gb_aligned(size):
     cluster = seeds.pd_pool_a3()
     cluster["pool"]["sizes"]["memcache_pool_dram_size"] = size
     assert "memcache_pool_dram_size: %r is not a whole multiple of 1 GB (protocol None)" % size in _single_problem(cluster)
+
+
+@pytest.mark.parametrize("size", ["eight", "8G", "8gib"])
+def test_a_pool_size_its_config_cannot_read_is_refused_as_such(size):
+    cluster = seeds.pd_pool_a3()
+    cluster["pool"]["sizes"]["memcache_pool_dram_size"] = size
+    assert "memcache_pool_dram_size: %r is not a size the pool's config reads" % size in _single_problem(cluster)
 
 
 def test_memcache_host_protocols_align_to_2_mb_and_sizes_stay_in_bounds():
@@ -349,7 +356,7 @@ def test_misspelt_ucm_keys_are_refused():
 
 
 def test_hosts_with_one_address_are_one_machine():
-    """P and D on one A3 (issue 10): allowed, with their devices and ports checked together."""
+    """P and D on one A3: allowed, with their devices and ports checked together."""
     cluster = seeds.pd_a3()
     cluster["nodes"][1]["address"] = cluster["nodes"][0]["address"]  # decode on the prefill's machine
     problems = _problems(cluster)
@@ -407,7 +414,7 @@ def test_cuda_visible_devices_contradicts_the_gpu_request():
 
 
 def _cpu_pd(**groups):
-    """A CPU 1P1D over NixlConnector on one machine (issue 11): prefill DP2 per rank, decode DP1."""
+    """A CPU 1P1D over NixlConnector on one machine: prefill DP2 per rank, decode DP1."""
     cluster = {
         "name": "cpu_pd", "hardware": "cpu", "connector": "nixl", "network_env": ["VLLM_HOST_IP"],
         "groups": {"prefill": {"dp_size": 2, "tp_size": 1, "kv_port": 5600, "api_port": 8100},

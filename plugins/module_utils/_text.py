@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Text the collection reads and prints in one way: sizes, and aligned tables."""
+
+from __future__ import annotations
+
+import re
+
+UNITS = "bkmgt"
+# The pool configs' sizes, as vllm-ascend's mooncake config parser and Memcache read them: B, KB, MB, GB, TB in any case.
+CONFIG_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt]?)b)?\s*", re.IGNORECASE)
+# Docker's (shm_size): a unit letter, an optional i and b (500g, 2GiB, 64m).
+DOCKER_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([bkmgt])i?b?)?\s*", re.IGNORECASE)
+
+
+def size_bytes(text, docker=False):
+    """Bytes of a size, 1024-based; None when it does not read as one. ``docker``: as Docker writes them (500g)."""
+    match = (DOCKER_SIZE if docker else CONFIG_SIZE).fullmatch(str(text if text is not None else ""))
+    if not match:
+        return None
+    return int(float(match.group(1)) * 1024 ** UNITS.index((match.group(2) or "b").lower()))
+
+
+def aligned(header, rows, limit=None):
+    """Lines of a table: each column as wide as its widest cell, two spaces apart, no trailing blanks; with
+    ``limit`` a longer cell is cut to it (what prints a report; its JSON keeps the whole text)."""
+    lines = [tuple(header)] + [tuple(str(cell) for cell in row) for row in rows]
+    if limit:
+        lines = [tuple(c if len(c) <= limit else c[:limit - 3] + "..." for c in line) for line in lines]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines]

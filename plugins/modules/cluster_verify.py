@@ -26,13 +26,15 @@ description:
   - Fails naming every problem found; sends only requests, changes nothing.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
 attributes:
   check_mode:
     support: full
-    description: Sends the same requests in check mode; they change nothing on the cluster.
+    details: Sends the same requests in check mode; they change nothing on the cluster.
   diff_mode:
     support: none
-    description: Changes nothing.
+    details: Changes nothing.
 options:
   specs:
     description: Every launch spec of the cluster.

@@ -16,13 +16,15 @@ description:
   - Returns the paths it changed, so the containers that mount them can be restarted.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
 attributes:
   check_mode:
     support: full
-    description: Reports which files would change and writes nothing.
+    details: Reports which files would change and writes nothing.
   diff_mode:
     support: full
-    description: Shows the old and new content of each changed file.
+    details: Shows the old and new content of each changed file.
 options:
   files:
     description: Host path to file content.

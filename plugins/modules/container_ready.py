@@ -25,16 +25,17 @@ description:
   - Uses the docker CLI of the host.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
+  - llmops.inference.attributes.action
+  - llmops.inference.attributes.wait
 attributes:
   action:
     support: full
-    description: The action plugin slices the wait, prints progress and stops when another host's wait failed.
+    details: The action plugin slices the wait, prints progress and stops when another host's wait failed.
   check_mode:
     support: full
-    description: In check mode nothing was started, so nothing is waited for.
-  diff_mode:
-    support: none
-    description: Waiting changes nothing.
+    details: In check mode nothing was started, so nothing is waited for.
 options:
   containers:
     description: Launch specs; C(name), C(ready) and C(command) are read.

@@ -18,13 +18,15 @@ description:
   - Reads only; uses the docker CLI of the host.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
 attributes:
   check_mode:
     support: full
-    description: Reads only, in both modes.
+    details: Reads only, in both modes.
   diff_mode:
     support: full
-    description: Shows, per changed container, the settings it runs with against those the plan wants (image, flags,
+    details: Shows, per changed container, the settings it runs with against those the plan wants (image, flags,
       env, mounts, devices, config files).
 options:
   cluster:

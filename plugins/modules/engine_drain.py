@@ -23,13 +23,13 @@ description:
   - Never fails; at the timeout it warns, naming the engines that still hold requests.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
+  - llmops.inference.attributes.wait
 attributes:
   check_mode:
     support: full
-    description: In check mode nothing stops, so nothing is waited for.
-  diff_mode:
-    support: none
-    description: Waiting changes nothing.
+    details: In check mode nothing stops, so nothing is waited for.
 options:
   specs:
     description: The cluster's launch specs; C(host), C(name), C(wave), C(command) and C(ready) are read.

@@ -21,27 +21,30 @@ description:
   - Pure computation on the controller; it reads and changes nothing.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
+  - llmops.inference.attributes.action
 attributes:
   action:
     support: full
-    description: An action plugin of the same name runs the planner inside the controller's worker; the module is the same code.
+    details: An action plugin of the same name runs the planner inside the controller's worker; the module is the same code.
   check_mode:
     support: full
-    description: Nothing is changed in either mode; the plan is returned in check mode too.
+    details: Nothing is changed in either mode; the plan is returned in check mode too.
   diff_mode:
     support: none
-    description: There is nothing to diff.
+    details: There is nothing to diff.
 options:
   cluster:
     description:
-      - The cluster description. Keys C(name), C(hardware) (a2, a3, a5, h100), C(connector)
-        (none, ucm, mooncake), C(groups) (per role prefill, decode or colocated - dp_size, tp_size,
+      - The cluster description. Keys C(name), C(hardware) (a2, a3, a5, h100, cpu), C(connector)
+        (none, ucm, mooncake, nixl), C(groups) (per role prefill, decode or colocated - dp_size, tp_size,
         launch, dp_rpc_port, dp_address, api_port, kv_port, kv_role, engine_id_template, set_visible_devices,
         lookup_rpc_port_base, hccl_port_range, memcache_dp_init_barrier, consumer_is_to_load,
         consumer_is_to_put), C(nodes) (host, address, nic, role, local_ranks, rank_start, api_port,
         headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional
         C(devices_per_node), C(network_env), C(mooncake_extra_config), C(ucm), C(pool), C(services).
-      - What C(vllm serve) gets besides the plan's own flags, checked too (issue 24) - C(model), C(model_from_hub),
+      - What C(vllm serve) gets besides the plan's own flags, checked too - C(model), C(model_from_hub),
         C(mounts) (the engines' volumes, src:dst[:mode]), C(args) and C(role_args) (vllm_engine_args and
         vllm_engine_role_args). Refused are flags the plan renders, flags vLLM lacks, values its parser rejects, settings
         prefill and decode must share that differ, and a model vLLM would take for a hub id.

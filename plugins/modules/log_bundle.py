@@ -17,13 +17,15 @@ description:
     of that directory beside it.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
 attributes:
   check_mode:
     support: none
-    description: Writes the bundle in every mode (it changes no host of the cluster).
+    details: Writes the bundle in every mode (it changes no host of the cluster).
   diff_mode:
     support: none
-    description: A new bundle each run.
+    details: A new bundle each run.
 options:
   dest:
     description: Directory the bundle goes into (C(llmops_logs_dir)); created when missing.

@@ -19,13 +19,9 @@ description:
   - Reads only; the controller writes the bundle (log_bundle).
 author:
   - llmops.inference contributors (@llmops)
-attributes:
-  check_mode:
-    support: full
-    description: Reads only, in both modes.
-  diff_mode:
-    support: none
-    description: Reads only.
+extends_documentation_fragment:
+  - llmops.inference.attributes
+  - llmops.inference.attributes.read_only
 options:
   cluster:
     description: Cluster name (the C(llmops.cluster) label).

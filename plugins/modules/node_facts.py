@@ -27,13 +27,9 @@ description:
   - Reads only.
 author:
   - llmops.inference contributors (@llmops)
-attributes:
-  check_mode:
-    support: full
-    description: Reads only, in both modes.
-  diff_mode:
-    support: none
-    description: Reads only.
+extends_documentation_fragment:
+  - llmops.inference.attributes
+  - llmops.inference.attributes.read_only
 options:
   gather:
     description: Which facts to gather.

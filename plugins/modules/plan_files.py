@@ -17,13 +17,15 @@ description:
     unchanged is not rewritten.
 author:
   - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
 attributes:
   check_mode:
     support: full
-    description: Reports which files would be written and writes nothing.
+    details: Reports which files would be written and writes nothing.
   diff_mode:
     support: none
-    description: The plan files are the diff; compare two plan directories.
+    details: The plan files are the diff; compare two plan directories.
 options:
   dest:
     description: The plan directory (C(llmops_plan_dir)).

@@ -10,6 +10,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
+from ansible_collections.llmops.inference.plugins.module_utils import _driver as driver
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
@@ -138,6 +139,11 @@ def cluster_status(states_by_host, specs):
     return status.cluster_status(states_by_host, specs)
 
 
+def driver_container(profile, overrides=None, extra_devices=None, extra_volumes=None):
+    """An ascend_driver profile as the engine container's devices and mounts (its hardware's NPUs first)."""
+    return driver.container(profile, overrides, extra_devices or [], extra_volumes or [])
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -164,4 +170,5 @@ class FilterModule:
             "preflight_report": preflight_report,
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
+            "driver_container": driver_container,
         }

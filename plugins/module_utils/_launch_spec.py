@@ -27,10 +27,8 @@ SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volu
 SECRET_PLACEHOLDER = "<secret>"
 API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
 PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
-# Environment names that hold secrets even when set in vllm_engine_env (issue 10).
+# Environment names that hold secrets even when set in vllm_engine_env.
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
-# vLLM logs this once an engine core finished loading; the only sign of life of a headless rank.
-HEADLESS_READY_LOG = r"init engine \(profile, create kv cache, warmup model\) took"
 
 
 def render_flags(flags):
@@ -211,7 +209,8 @@ def engine_specs(plan, engine):
             # container_ready also checks the answer lists --served-model-name
             ready = {"http": "http://%s:%d/v1/models" % (process["address"], process["port"])}
         else:
-            ready = {"log": engine.get("headless_ready_log") or HEADLESS_READY_LOG}
+            # what vLLM logs once an engine core has loaded (vllm_engine_headless_ready_log): a headless rank's only sign
+            ready = {"log": engine["headless_ready_log"]}
         specs.append(new_spec(
             name=name, host=host, image=engine["image"], command=command, env=env,
             devices=list(driver.get("devices") or []),

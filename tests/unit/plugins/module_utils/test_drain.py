@@ -11,7 +11,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
-ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []}}
+ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []},
+          "headless_ready_log": seeds.HEADLESS_READY_LOG}
 
 
 def test_only_the_api_engines_of_the_wave_are_asked_on_every_host():

@@ -13,7 +13,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
-ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []}}
+ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []},
+          "headless_ready_log": seeds.HEADLESS_READY_LOG}
 MASTER = launch.new_spec(name="mooncake-master", host="pd_a2_p0", image="i", command=["mooncake_master"], wave=0,
                          ready={"http": "http://192.0.2.41:9003/metrics"})
 PROXY = launch.new_spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,

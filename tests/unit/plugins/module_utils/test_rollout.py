@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position
 
 ENGINE = {"image": "img:1", "model": "/m", "container_name": "vllm", "args": {"served-model-name": "glm", "max-model-len": 4096},
-          "env": {"A": "1"}, "driver": {"devices": ["/dev/davinci0"], "volumes": []}}
+          "env": {"A": "1"}, "driver": {"devices": ["/dev/davinci0"], "volumes": []}, "headless_ready_log": seeds.HEADLESS_READY_LOG}
 
 
 def cluster(seed, with_pool_service=False):

@@ -20,7 +20,7 @@ PLANTED = "s3cr3t-planted-4711"
 def _engine(**extra):
     engine = {"image": "img", "model": "/m", "container_name": "vllm", "env": {"A": "1", "MY_API_KEY": "k-" + PLANTED},
               "role_env": {"decode": {"HF_TOKEN": "decode-" + PLANTED}}, "driver": {"devices": [], "volumes": []},
-              "secret_env": {"VLLM_API_KEY": PLANTED}}
+              "secret_env": {"VLLM_API_KEY": PLANTED}, "headless_ready_log": seeds.HEADLESS_READY_LOG}
     engine.update(extra)
     return engine
 

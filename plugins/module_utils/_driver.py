@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The engine container's devices and mounts from an ascend_driver profile.
+
+A profile lists what its seed's ``docker run`` line maps besides the NPUs; the NPUs themselves
+(/dev/davinci0 .. N-1) come from the hardware table (_plan_model.HARDWARE), so the devices a container
+is given and the devices the planner shares out are one number. A profile written with its NPUs listed
+(an override copied from an older version) keeps them as they are.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
+
+
+def npu_devices(hardware):
+    """/dev/davinciN of every NPU of an Ascend hardware kind; none for the others (GPUs come by device request)."""
+    kind = HARDWARE.get(hardware) or {}
+    return ["/dev/davinci%d" % n for n in range(kind.get("devices", 0))] if kind.get("ascend") else []
+
+
+def container(profile, overrides=None, extra_devices=(), extra_volumes=()):
+    """The profile with its hardware's NPUs first, the overrides over it, then the extra devices and mounts."""
+    listed = list(profile.get("devices") or [])
+    npus = [device for device in npu_devices(profile.get("hardware")) if device not in listed]
+    result = dict(profile)
+    result.update(overrides or {})
+    result["devices"] = npus + listed + list(extra_devices or [])
+    result["volumes"] = list(profile.get("volumes") or []) + list(extra_volumes or [])
+    return result

@@ -19,7 +19,7 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_ranks
 
 display = Display()
 MODULE = "llmops.inference.container_ready"
@@ -35,7 +35,7 @@ def progress_line(host, specs, pending, elapsed):
     loading = []
     for spec in specs:
         if spec["name"] in pending:
-            ranks = dp_ranks(spec.get("command") or [])
+            ranks = dp_ranks(spec)
             loading.append("%s (DP rank %s)" % (spec["name"], ranks) if ranks else spec["name"])
     return "%s: %d of %d ready after %d s; still loading: %s" % (
         host, len(specs) - len(pending), len(specs), elapsed, ", ".join(loading))

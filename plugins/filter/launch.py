@@ -15,6 +15,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _launch_sp
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
 display = Display()
@@ -144,6 +145,11 @@ def driver_container(profile, overrides=None, extra_devices=None, extra_volumes=
     return driver.container(profile, overrides, extra_devices or [], extra_volumes or [])
 
 
+def ucm_storage_meta(config):
+    """{storage backend path: posix_capacity_gb} of a UCM config, for the engines' meta."""
+    return spec_meta.ucm_storage_of_config(config)
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -171,4 +177,5 @@ class FilterModule:
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
             "driver_container": driver_container,
+            "ucm_storage_meta": ucm_storage_meta,
         }

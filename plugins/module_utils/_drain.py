@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import http.client
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
-from ansible_collections.llmops.inference.plugins.module_utils._monitoring import metrics_url
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import is_engine, metrics_url
 from ansible_collections.llmops.inference.plugins.module_utils._verify import parse_metrics
 
 IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")

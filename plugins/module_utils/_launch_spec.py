@@ -5,7 +5,8 @@
 
 Plan mode writes them; deploy mode starts exactly them. The keys are a contract other
 tools read (README, "Plan mode"): name, host, image, command, env, devices, gpus, volumes,
-network_mode, ipc_mode, privileged, shm_size, files, wave, ready, secret_env.
+network_mode, ipc_mode, privileged, shm_size, files, wave, ready, secret_env, and meta (what the plan
+knows of the container, _spec_meta; no part of the hash).
 
 Secrets never enter a spec: an environment variable that is secret (from vllm_engine_secret_env,
 or named like *TOKEN*, *KEY*, *PASSWORD*, *SECRET*) has the value ``<secret>`` in ``env``, and
@@ -20,10 +21,14 @@ import hashlib
 import json
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
+from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volumes", "network_mode",
-             "ipc_mode", "privileged", "shm_size", "files", "wave", "ready", "secret_env")
+             "ipc_mode", "privileged", "shm_size", "files", "wave", "ready", "secret_env", "meta")
+# What the plan knows of a container (_spec_meta): carried by the spec, not part of what it runs or its hash.
+UNHASHED_KEYS = ("meta",)
 SECRET_PLACEHOLDER = "<secret>"
 API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
 PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
@@ -53,21 +58,25 @@ def merged(common, override):
 
 
 def spec_hash(spec):
-    """Stable digest of a spec: the label deploy mode compares to decide a restart."""
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+    """Stable digest of a spec: the label deploy mode compares to decide a restart. ``meta`` is left out: it says
+    what the plan knows of the container, not what it runs (a cluster deployed before it existed stays as it is)."""
+    hashed = {key: value for key, value in spec.items() if key not in UNHASHED_KEYS}
+    return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def new_spec(**fields):
     spec = {
         "name": None, "host": None, "image": None, "command": [], "env": {}, "devices": [], "gpus": None,
         "volumes": [], "network_mode": "host", "ipc_mode": None, "privileged": False, "shm_size": None,
-        "files": {}, "wave": 0, "ready": None, "secret_env": None,
+        "files": {}, "wave": 0, "ready": None, "secret_env": None, "meta": None,
     }
     unknown = set(fields) - set(SPEC_KEYS)
     if unknown:
         raise ValueError("unknown launch spec keys %s" % sorted(unknown))
     spec.update(fields)
     spec["env"] = {k: str(v) for k, v in spec["env"].items()}
+    if spec["meta"] is None or spec["meta"].get("kind") != "engine":
+        spec["meta"] = spec_meta.service_meta(spec["meta"])
     return spec
 
 
@@ -91,11 +100,6 @@ def wave_numbers(plan):
     if any("prefill" in roles for roles in plan["start_waves"]):
         numbers.add(waves["proxy"])
     return sorted(numbers)
-
-
-def is_engine(spec):
-    """A vLLM engine process (vllm serve), not a service such as the proxy or a pool service."""
-    return (spec.get("command") or [])[:2] == ["vllm", "serve"]
 
 
 def looks_secret(name):
@@ -190,11 +194,13 @@ def engine_specs(plan, engine):
         env = merged(engine.get("env"), (engine.get("role_env") or {}).get(role))
         volumes = list(driver.get("volumes") or []) + list(engine.get("volumes") or [])
         files = {}
+        addon_meta = []
         for addon in engine.get("addons") or []:
             for part in (addon, (addon.get("by_role") or {}).get(role) or {}):
                 env.update(part.get("env") or {})
                 volumes += [v for v in part.get("volumes") or [] if v not in volumes]
                 files.update(part.get("files") or {})
+                addon_meta.append(part.get("meta") or {})
         env.update(process["env"])  # the plan's per-rank values win over any static setting
         secret = mask_secrets(env, role, engine.get("secret_env"), plan["cluster"], digests)
         name = engine["container_name"]
@@ -218,6 +224,8 @@ def engine_specs(plan, engine):
             volumes=volumes, network_mode=driver.get("network_mode", "host"), ipc_mode=driver.get("ipc_mode"),
             privileged=bool(driver.get("privileged")), shm_size=driver.get("shm_size"),
             files=files, wave=waves[role], ready=ready, secret_env=secret,
+            meta=spec_meta.engine_meta(process, engine["model"], flags, addon_meta,
+                                       gpus=process["devices"] if driver.get("gpus") else None),
         ))
     return specs
 
@@ -235,34 +243,15 @@ def proxy_command(script, host, port, endpoints, extra_flags=None):
 
 def plan_table(specs):
     """Rows of hosts, containers, ranks, devices and ports, for the plan-mode printout."""
-    header = ("HOST", "WAVE", "CONTAINER", "DP RANKS", "DEVICES", "PORTS")
-    rows = [header]
+    rows = []
     for spec in sorted(specs, key=lambda s: (s["wave"], s["host"], s["name"])):
-        command = spec["command"]
-        ranks = dp_ranks(command)
-        devices = spec["env"].get("ASCEND_RT_VISIBLE_DEVICES") or ",".join(spec["gpus"] or []) or "-"
-        port = flag_value(command, "--port") or ""
-        if "--headless" in command:
-            port = "headless"
-        rows.append((spec["host"], str(spec["wave"]), spec["name"], ranks or "-", devices, port or _ready_port(spec)))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
-
-
-def dp_ranks(command):
-    """The DP ranks a container runs, from its vllm serve flags ("" when it is no DP engine)."""
-    ranks = flag_value(command, "--data-parallel-rank") or flag_value(command, "--data-parallel-start-rank") or ""
-    if not ranks and "--data-parallel-size-local" in command:
-        ranks = "0"  # no start rank given: vLLM starts at 0
-    if ranks and "--data-parallel-size-local" in command:
-        first, count = int(ranks), int(flag_value(command, "--data-parallel-size-local"))
-        ranks = "%d-%d" % (first, first + count - 1) if count > 1 else str(first)
-    return ranks
-
-
-def flag_value(command, flag):
-    """The value after a flag in an argv, or None."""
-    return command[command.index(flag) + 1] if flag in command and command.index(flag) + 1 < len(command) else None
+        meta = spec_meta.of(spec)
+        devices = ",".join(str(d) for d in spec_meta.devices(spec)) or "-"
+        url = spec_meta.api_url(spec) or ""
+        port = "headless" if meta.get("headless") else url.rsplit(":", 1)[-1] if ":" in url.split("//")[-1] else ""
+        rows.append((spec["host"], str(spec["wave"]), spec["name"], spec_meta.dp_ranks(spec) or "-", devices,
+                     port or _ready_port(spec)))
+    return aligned(("HOST", "WAVE", "CONTAINER", "DP RANKS", "DEVICES", "PORTS"), rows)
 
 
 def _ready_port(spec):

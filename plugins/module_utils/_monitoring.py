@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
-from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
-from ansible_collections.llmops.inference.plugins.module_utils._verify import base_url
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 # How long a condition must hold before its alert fires.
 DOWN_FOR = "1m"
@@ -30,24 +28,15 @@ TARGET_LABELS = "llmops_cluster, llmops_host, llmops_container, llmops_role"
 ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 
 
-def metrics_url(spec):
-    """The /metrics URL of a spec, or None: an API engine's, or a service whose readiness probe reads /metrics."""
-    if is_engine(spec):
-        base = base_url(spec)
-        return base + "/metrics" if base else None
-    url = (spec.get("ready") or {}).get("http") or ""
-    return url if urllib.parse.urlsplit(url).path == "/metrics" else None
-
-
 def scrape_targets(specs, cluster):
     """Prometheus file_sd target groups, one per /metrics endpoint, labelled with the cluster, inventory
-    host, container and role (prefill, decode, engine, service)."""
+    host, container and role (prefill, decode, colocated, service)."""
     groups = []
     for spec in sorted(specs, key=lambda s: (s["host"], s["name"])):
-        url = metrics_url(spec)
+        url = spec_meta.metrics_url(spec)
         if url:
             labels = {"llmops_cluster": cluster, "llmops_host": spec["host"], "llmops_container": spec["name"],
-                      "llmops_role": role_of(spec)}
+                      "llmops_role": spec_meta.role(spec)}
             groups.append({"targets": [urllib.parse.urlsplit(url).netloc], "labels": labels})
     return groups
 
@@ -78,7 +67,7 @@ def alert_rules(specs, cluster):
               "Requests are preempted and recomputed; a larger --gpu-memory-utilization, fewer --max-num-seqs or "
               "more DP ranks help."),
     ]
-    roles = {role_of(spec) for spec in specs if is_engine(spec)}
+    roles = {spec_meta.role(spec) for spec in specs if spec_meta.is_engine(spec)}
     if {"prefill", "decode"} <= roles:
         for busy, idle in (("prefill", "decode"), ("decode", "prefill")):
             rules.append(alert(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+
 # Where the Ascend driver puts npu-smi and hccn_tool when they are not on the PATH.
 TOOL_PATHS = ["/usr/local/sbin", "/usr/local/bin", "/usr/local/Ascend/driver/tools"]
 VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
@@ -45,13 +47,8 @@ def parse_npu_smi_info(text):
 
 
 def visible_devices(specs):
-    """The NPU numbers a host's containers are given (ASCEND_RT_VISIBLE_DEVICES of each spec)."""
-    devices = set()
-    for spec in specs:
-        for item in re.split(r"[,\s]+", (spec.get("env") or {}).get("ASCEND_RT_VISIBLE_DEVICES", "")):
-            if item.isdigit():
-                devices.add(int(item))
-    return sorted(devices)
+    """The NPU numbers a host's containers are given (ASCEND_RT_VISIBLE_DEVICES: the plan's meta)."""
+    return sorted({npu for spec in specs for npu in spec_meta.npus(spec)})
 
 
 def held_devices(facts_by_host, specs):

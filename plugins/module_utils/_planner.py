@@ -118,8 +118,19 @@ def _process_plan(cluster, group, node, ranks):
         "kv_transfer_config": compact_json(kv_config) if kv_config is not None else None,
         "args": _topology_args(cluster, group, node, first, len(ranks)),
         "env": _topology_env(cluster, group, node, first, devices),
+        # facts the launch spec's meta carries (_spec_meta), so no consumer reads them back from the args
+        "dp_size": group.dp_size,
+        # the NPUs the plan hands the process through ASCEND_RT_VISIBLE_DEVICES (none where the seed sets none)
+        "npus": devices if cluster.ascend and group.set_visible_devices else [],
+        "dp_group": "%s:%d" % (first["dp_address"], group.dp_rpc_port) if _has_coordinator(group) else None,
+        "ascend_direct": cluster.connector == "mooncake" and bool(cluster.mooncake_extra_config.get("use_ascend_direct")),
     }
     return process
+
+
+def _has_coordinator(group):
+    """Whether the group's processes meet at a DP coordinator (--data-parallel-address and -rpc-port)."""
+    return group.launch == "per_rank" or group.dp_size > 1
 
 
 def _topology_args(cluster, group, node, first, local_ranks):
@@ -134,7 +145,7 @@ def _topology_args(cluster, group, node, first, local_ranks):
         args += ["--data-parallel-size-local", str(local_ranks)]
         if first["dp_rank"] or cluster.start_rank_zero:
             args += ["--data-parallel-start-rank", str(first["dp_rank"])]
-    if group.launch == "per_rank" or group.dp_size > 1:
+    if _has_coordinator(group):
         args += ["--data-parallel-address", first["dp_address"], "--data-parallel-rpc-port", str(group.dp_rpc_port)]
     args += ["--tensor-parallel-size", str(group.tp_size)]
     return args

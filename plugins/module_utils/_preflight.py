@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import is_engine
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
-from ansible_collections.llmops.inference.plugins.module_utils._rollout import dp_group
-from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned, size_bytes
 
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
@@ -60,10 +59,10 @@ def model_dirs(specs):
     """Host directories of the models the engines serve (vllm serve MODEL, through the mounts)."""
     found = set()
     for spec in specs:
-        command = spec.get("command") or []
-        if not is_engine(spec) or len(command) < 3 or not command[2].startswith("/"):
+        model = spec_meta.model(spec) or ""
+        if not spec_meta.is_engine(spec) or not model.startswith("/"):
             continue
-        model = command[2].rstrip("/")
+        model = model.rstrip("/")
         for source, target in host_mounts([spec]).items():
             target = target.rstrip("/")
             if model == target or model.startswith(target + "/"):
@@ -113,16 +112,10 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
 
 
 def ucm_storage(specs):
-    """{storage backend host path: posix_capacity_gb} of the UCM YAML the specs mount (rendered config)."""
+    """{storage backend host path: posix_capacity_gb} of the UCM storage the specs write to (the plan's meta)."""
     found = {}
     for spec in specs:
-        for content in (spec.get("files") or {}).values():
-            if "ucm_connectors" not in content:
-                continue
-            backends = re.search(r"storage_backends:\s*['\"]?([^'\"\n]+)", content)
-            capacity = re.search(r"posix_capacity_gb:\s*(\d+)", content)
-            for path in (backends.group(1).strip().split(":") if backends else []):
-                found[path] = int(capacity.group(1)) if capacity else 0
+        found.update(spec_meta.ucm_storage(spec))
     return found
 
 
@@ -137,25 +130,11 @@ def _ucm_space(host, paths, specs):
     return rows
 
 
-def pool_bytes(spec):
-    """Host memory the KV pool takes for one engine container: the per-worker size of its Mooncake global segment
-    or Memcache DRAM pool (its rendered config), times its workers (the NPUs it is given, at least one)."""
-    per_worker = 0
-    for path, content in (spec.get("files") or {}).items():
-        if path.endswith(".json"):
-            match = re.search(r'"global_segment_size"\s*:\s*"?([^",}]+)', content)
-        else:
-            match = re.search(r"^ock\.mmc\.local_service\.dram\.size\s*=\s*(\S+)", content, re.M)
-        if match:
-            per_worker += size_bytes(match.group(1)) or 0
-    return per_worker * max(1, len(visible_devices([spec])) or len(spec.get("gpus") or []))
-
-
 def _memory(host, memory, specs):
     """The KV pool's host memory must be available; a container's shared memory limit must fit in the host."""
     rows = []
     total, available = memory.get("total"), memory.get("available")
-    pool = sum(pool_bytes(spec) for spec in specs)
+    pool = sum(spec_meta.pool_bytes(spec) for spec in specs)
     if pool and available is not None and pool > available:
         rows.append(_row(host, "memory", "%s available" % _size(available), "%s for the KV pool of this host's engines" % _size(pool),
                          "free memory, or lower mooncake_master_segment_size / memcache_pool_dram_size"))
@@ -172,7 +151,7 @@ def fabric_applies(plan, specs):
     """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
     if plan.get("hardware") in HARDWARE and not HARDWARE[plan["hardware"]]["ascend"]:
         return False
-    return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(role_of(s) == "prefill" for s in specs)
+    return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(spec_meta.role(s) == "prefill" for s in specs)
 
 
 def _fabric(host, fabric, specs):
@@ -226,8 +205,8 @@ def ping_targets(facts_by_host, specs):
             first_npu[host] = planned[0]
             npu_ip[host] = ((fabric.get("npus") or {}).get(str(planned[0])) or {}).get("ip")
     pairs = set()
-    prefill = sorted({s["host"] for s in specs if role_of(s) == "prefill"})
-    decode = sorted({s["host"] for s in specs if role_of(s) == "decode"})
+    prefill = sorted({s["host"] for s in specs if spec_meta.role(s) == "prefill"})
+    decode = sorted({s["host"] for s in specs if spec_meta.role(s) == "decode"})
     pairs |= {(p, d) for p in prefill for d in decode if p != d}
     groups = {}
     for spec in specs:
@@ -400,7 +379,7 @@ def _images(host, present, pulls):
 
 def _versions(host, versions, specs, known_bad):
     rows = []
-    ascend_direct = any('"use_ascend_direct":true' in arg.replace(" ", "") for spec in specs for arg in spec.get("command") or [])
+    ascend_direct = any(spec_meta.ascend_direct(spec) for spec in specs)
     for rule in known_bad:
         if rule.get("when") == "use_ascend_direct" and not ascend_direct:
             continue

@@ -14,14 +14,7 @@ import re
 import socket
 import urllib.parse
 
-
-def served_model(command):
-    """The name /v1/models must list: --served-model-name, else the model argument of vllm serve."""
-    if "--served-model-name" in command:
-        return command[command.index("--served-model-name") + 1]
-    if command[:2] == ["vllm", "serve"] and len(command) > 2:
-        return command[2]
-    return None
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 
 class Docker:
@@ -70,7 +63,7 @@ def probe(docker, spec):
         if status != 200:
             return False
         if ready["http"].rstrip("/").endswith("/v1/models"):
-            model = served_model(spec.get("command") or [])
+            model = spec_meta.served_model(spec)  # --served-model-name, else the model (the plan's meta)
             try:
                 ids = [entry.get("id") for entry in json.loads(body).get("data", [])]
             except ValueError:

@@ -21,20 +21,13 @@ import base64
 import hashlib
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import flag_value, is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, is_engine
 
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
 RECORD_KEYS = ("image", "command", "env", "devices", "gpus", "volumes", "network_mode", "ipc_mode", "privileged",
                "shm_size", "files", "secret_env")
 UNSET = "(unset)"
-
-
-def dp_group(spec):
-    """A DP group is named by its coordinator (address and RPC port); any other container is its own group."""
-    command = spec.get("command") or []
-    address, port = flag_value(command, "--data-parallel-address"), flag_value(command, "--data-parallel-rpc-port")
-    return "dp %s:%s" % (address, port) if address and port else uid(spec)
 
 
 def spec_record(spec):

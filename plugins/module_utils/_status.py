@@ -5,20 +5,10 @@
 
 from __future__ import annotations
 
-import re
-
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import dp_ranks, is_engine
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
-ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)(?:-dp\d+)?$")
-
-
-def role_of(spec):
-    if not is_engine(spec):
-        return "service"
-    match = ENGINE_NAME.search(spec["name"])
-    return match.group(1) if match else "engine"
 
 
 def cluster_status(states_by_host, specs):
@@ -36,7 +26,7 @@ def cluster_status(states_by_host, specs):
             why = (state.get("msg") or "no answer").splitlines()[0]
             degraded.append("host %s could not be looked at: %s" % (host, why))
             for spec in by_host.get(host, []):
-                rows.append(dict(host=host, container=spec["name"], role=role_of(spec), dp_ranks=dp_ranks(spec.get("command") or []),
+                rows.append(dict(host=host, container=spec["name"], role=spec_meta.role(spec), dp_ranks=spec_meta.dp_ranks(spec),
                                  state="unknown", ready="-", status="-", restarts="-", image=spec["image"], drift="unknown"))
             continue
         containers = state.get("containers") or {}
@@ -44,7 +34,7 @@ def cluster_status(states_by_host, specs):
             name = spec["name"]
             seen = containers.get(name, {})
             drift = state["status"].get(name, "missing")
-            row = dict(host=host, container=name, role=role_of(spec), dp_ranks=dp_ranks(spec.get("command") or []),
+            row = dict(host=host, container=name, role=spec_meta.role(spec), dp_ranks=spec_meta.dp_ranks(spec),
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
                        status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                        image=seen.get("image", spec["image"]), drift=drift)

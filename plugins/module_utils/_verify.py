@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import flag_value, is_engine
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import served_model
-from ansible_collections.llmops.inference.plugins.module_utils._status import role_of
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
@@ -41,8 +39,10 @@ def parse_metrics(text):
 
 
 def base_url(spec):
-    """http://address:port of a spec whose readiness probe is HTTP, else None."""
-    url = (spec.get("ready") or {}).get("http") or ""
+    """http://address:port of a spec that answers HTTP: an API engine's or a service's (its meta), else None."""
+    if spec_meta.is_engine(spec):
+        return spec_meta.api_url(spec)
+    url = spec_meta.api_url(spec) or spec_meta.metrics_url(spec) or (spec.get("ready") or {}).get("http") or ""
     match = re.match(r"^(https?://[^/]+)", url)
     return match.group(1) if match else None
 
@@ -50,28 +50,20 @@ def base_url(spec):
 def targets(specs):
     """What verify asks: API ranks (models, metrics), services with an HTTP endpoint, the front for completions,
     and the ranks whose cache counters must show reuse (every API rank but decode ranks, which only take KV)."""
-    api = [s for s in specs if is_engine(s) and base_url(s)]
-    services = [s for s in specs if not is_engine(s) and base_url(s)]
-    proxy = next((s for s in services if (s["ready"]["http"]).endswith("/healthcheck")), None)
+    api = [s for s in specs if spec_meta.is_engine(s) and base_url(s)]
+    services = [s for s in specs if not spec_meta.is_engine(s) and base_url(s)]
+    proxy = next((s for s in services if spec_meta.kind(s) == "proxy"), None)
     front = proxy or (api[0] if api else None)
-    counting = [s for s in api if role_of(s) != "decode"]
+    counting = [s for s in api if spec_meta.role(s) != "decode"]
     return {"api": api, "services": [s for s in services if s is not proxy], "proxy": proxy, "front": front,
-            "counting": counting, "decode": [s for s in api if role_of(s) == "decode"],
-            "model": served_model(api[0]["command"]) if api else None}
-
-
-def engines_behind(spec):
-    """How many engines an API rank's requests may go to: the whole DP group when one API server fronts it
-    (vLLM balances by load, not by prefix), one with a rank of its own (--data-parallel-rank)."""
-    command = spec.get("command") or []
-    if flag_value(command, "--data-parallel-rank") is not None:
-        return 1
-    return int(flag_value(command, "--data-parallel-size") or 1)
+            "counting": counting, "decode": [s for s in api if spec_meta.role(s) == "decode"],
+            "model": spec_meta.served_model(api[0]) if api else None}
 
 
 def repeats(spec):
-    """Sends of the long prompt to an API rank so that two reach one engine (one more than its engines)."""
-    return engines_behind(spec) + 1
+    """Sends of the long prompt to an API rank so that two reach one engine: one more than the engines behind
+    it (the whole DP group when one API server fronts it, as vLLM balances by load; one with a rank of its own)."""
+    return spec_meta.engines_behind(spec) + 1
 
 
 def long_prompt(nonce, words=600):
@@ -94,11 +86,6 @@ def reuse_findings(counting_deltas, decode_deltas, pd):
         problems.append("the completion through the proxy loaded no KV on any decode rank (%s did not rise on %s)"
                         % (EXTERNAL_HITS, ", ".join(sorted(decode_deltas))))
     return problems
-
-
-def uses_pool(spec):
-    """Whether an engine's --kv-transfer-config names a shared KV pool (vllm-ascend's AscendStoreConnector)."""
-    return any("AscendStoreConnector" in str(arg) for arg in spec.get("command") or [])
 
 
 def pool_sharing(order, counting_deltas):

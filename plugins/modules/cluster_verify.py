@@ -105,6 +105,7 @@ import urllib.error
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
 
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
@@ -207,7 +208,7 @@ def requests(client, found, problems, pd):
     problems += verify.reuse_findings(counting, decode, pd=pd)
     services_after = metrics(client, found["services"])
     services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
-    pooled = [s["name"] for s in found["counting"] if verify.uses_pool(s)]
+    pooled = [s["name"] for s in found["counting"] if spec_meta.uses_pool(s)]
     return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting)}
 
 

@@ -15,7 +15,10 @@ import json
 import pytest
 import yaml
 
+import argv_meta
 import seed_text as seed
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from conftest import CLUSTERS
 
 A2_DEVICES = ["/dev/davinci%d" % i for i in range(8)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
 A3_DEVICES = ["/dev/davinci%d" % i for i in range(16)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
@@ -326,3 +329,22 @@ def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
     assert proxy["wave"] == 1 and proxy["image"] == "quay.io/ascend/vllm-ascend:v0.30.0rc1"
     assert proxy["command"][-8:] == ["--prefiller-hosts", "192.0.2.81", "--prefiller-ports", "8100",
                                      "--decoder-hosts", "192.0.2.82", "--decoder-ports", "8200"]
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_every_spec_carries_the_plans_meta_and_it_says_what_the_spec_runs(lab_plans, cluster):
+    """Issue 19: every launch spec of every lab cluster has its meta, and each fact of it equals what the spec's argv,
+    name, env and rendered files say (the parsers the consumers used before, kept in tests/argv_meta.py), so the
+    consumers that read meta now read what they parsed before."""
+    specs = lab_plans[cluster].specs()
+    assert specs
+    for (host, name), spec in specs.items():
+        meta = spec["meta"]
+        assert meta == dict(argv_meta.read_meta(spec), **{k: v for k, v in meta.items() if k not in argv_meta.read_meta(spec)}), \
+            (host, name, meta, argv_meta.read_meta(spec))
+        if meta["kind"] == "engine":
+            assert (meta["pool"] is not None) == any("AscendStoreConnector" in arg for arg in spec["command"]), name
+            assert launch.spec_hash(spec) == launch.spec_hash(dict(spec, meta={"anything": "else"}))  # no part of the hash
+    if cluster.startswith("pd"):
+        kinds = sorted(spec["meta"]["kind"] for spec in specs.values())
+        assert "proxy" in kinds and kinds.count("engine") == len(kinds) - 1 - ("pool" in cluster)

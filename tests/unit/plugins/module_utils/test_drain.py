@@ -5,11 +5,24 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from ansible_collections.llmops.inference.plugins.module_utils import _drain as drain
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
+
+
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+
+
+def spec(**fields):
+    """A hand-made spec with the meta the plan would give it."""
+    return argv_meta.with_meta(launch.new_spec(**fields))
+
 
 ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []},
           "headless_ready_log": seeds.HEADLESS_READY_LOG}
@@ -17,8 +30,8 @@ ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"d
 
 def test_only_the_api_engines_of_the_wave_are_asked_on_every_host():
     specs = launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE)  # engine_specs alone: every engine in wave 0
-    proxy = launch.new_spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,
-                            ready={"http": "http://192.0.2.41:8081/healthcheck"})
+    proxy = spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,
+                 ready={"http": "http://192.0.2.41:8081/healthcheck"})
     targets = drain.drain_targets(specs + [proxy], 0)
     assert len(targets) == 9 and targets["pd_a2_d0/vllm-decode-dp0"] == "http://192.0.2.43:9900/metrics"
     assert targets["pd_a2_p0/vllm-prefill-dp0"] == "http://192.0.2.41:9081/metrics"  # speaks for headless dp1 on p1

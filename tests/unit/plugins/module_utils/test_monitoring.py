@@ -5,20 +5,32 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
+
+
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+
+
+def spec(**fields):
+    """A hand-made spec with the meta the plan would give it."""
+    return argv_meta.with_meta(launch.new_spec(**fields))
+
 
 ENGINE = {"image": "img", "model": "/m", "container_name": "vllm", "driver": {"devices": [], "volumes": []},
           "headless_ready_log": seeds.HEADLESS_READY_LOG}
-MASTER = launch.new_spec(name="mooncake-master", host="pd_a2_p0", image="i", command=["mooncake_master"], wave=0,
-                         ready={"http": "http://192.0.2.41:9003/metrics"})
-PROXY = launch.new_spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,
-                        ready={"http": "http://192.0.2.41:8081/healthcheck"})
+MASTER = spec(name="mooncake-master", host="pd_a2_p0", image="i", command=["mooncake_master"], wave=0,
+              ready={"http": "http://192.0.2.41:9003/metrics"})
+PROXY = spec(name="pd-proxy", host="pd_a2_p0", image="i", command=["python", "proxy.py"], wave=1,
+             ready={"http": "http://192.0.2.41:8081/healthcheck"})
 
 
 def test_every_api_engine_and_the_pool_master_are_targets_the_proxy_and_headless_ranks_not():

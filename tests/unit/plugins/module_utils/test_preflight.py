@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 
 import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as node_facts
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
 
 DEVICES = ["/dev/davinci0", "/dev/davinci1", "/dev/davinci_manager"]
 VOLUMES = ["/usr/local/Ascend/driver:/usr/local/Ascend/driver", "/root/.cache:/root/.cache",
@@ -47,7 +52,12 @@ def good_facts():
 
 
 def report(facts, specs=(ENGINE,), plan=None, pulls=None, options=None):
-    return preflight.preflight(facts, list(specs), plan or PLAN, NODES, pulls, options)
+    return preflight.preflight(facts, meta(specs), plan or PLAN, NODES, pulls, options)
+
+
+def meta(specs):
+    """The specs with the meta the plan would give them (these are made by hand)."""
+    return [argv_meta.with_meta(spec) for spec in specs]
 
 
 def only(result):
@@ -107,10 +117,10 @@ def test_what_belongs_to_the_plan_is_no_problem():
 
 def test_rendered_configs_and_created_directories_need_not_exist_yet():
     spec = dict(ENGINE, volumes=VOLUMES + ["/data/ucm:/data/ucm"])
-    assert "/etc/llmops/mooncake/mooncake.json" not in preflight.wanted_paths([spec], ["/data/ucm/cache"])
-    assert "/data/ucm" not in preflight.wanted_paths([spec], ["/data/ucm/cache"])
+    assert "/etc/llmops/mooncake/mooncake.json" not in preflight.wanted_paths(meta([spec]), ["/data/ucm/cache"])
+    assert "/data/ucm" not in preflight.wanted_paths(meta([spec]), ["/data/ucm/cache"])
     assert report(good_facts(), specs=[spec], options={"created": ["/data/ucm/cache", "/data/ucm/log"]})["rows"] == []
-    assert preflight.model_dirs([spec]) == ["/root/.cache/GLM"]
+    assert preflight.model_dirs(meta([spec])) == ["/root/.cache/GLM"]
 
 
 def test_a_pulled_image_passes_and_a_failed_pull_says_why():
@@ -205,13 +215,13 @@ PD_PLAN = dict(PLAN, ports={})
 
 
 def pd_report(facts, pings=None):
-    return preflight.preflight(facts, [PREFILL, ENGINE], PD_PLAN, PD_NODES, None, None, pings)
+    return preflight.preflight(facts, meta([PREFILL, ENGINE]), PD_PLAN, PD_NODES, None, None, pings)
 
 
 def test_fabric_is_checked_for_pd_and_multi_node_ascend_clusters_only():
-    assert preflight.fabric_applies(PD_PLAN, [PREFILL, ENGINE])
-    assert not preflight.fabric_applies(PLAN, [ENGINE])  # one node, no PD
-    assert not preflight.fabric_applies(dict(PLAN, hardware="h100"), [PREFILL, ENGINE])
+    assert preflight.fabric_applies(PD_PLAN, meta([PREFILL, ENGINE]))
+    assert not preflight.fabric_applies(PLAN, meta([ENGINE]))  # one node, no PD
+    assert not preflight.fabric_applies(dict(PLAN, hardware="h100"), meta([PREFILL, ENGINE]))
     assert pd_report(pd_facts(), {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0", "ok": True}]})["rows"] == []
 
 
@@ -238,12 +248,12 @@ def test_tls_must_be_alike_on_every_npu_of_every_node():
 
 def test_the_ping_matrix_goes_from_prefill_to_decode_and_within_dp_groups():
     facts = pd_facts()
-    assert preflight.ping_targets(facts, [PREFILL, ENGINE]) == {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
+    assert preflight.ping_targets(facts, meta([PREFILL, ENGINE])) == {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
     coordinator = ["--data-parallel-address", "10.0.0.3", "--data-parallel-rpc-port", "1"]
     group = [dict(ENGINE, command=ENGINE["command"] + coordinator),
              dict(PREFILL, name="vllm-decode-dp1", command=ENGINE["command"] + coordinator)]
-    assert preflight.ping_targets(facts, group) == {"d0": [{"npu": 0, "address": "192.168.1.10", "peer": "p0"}],
-                                                    "p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
+    assert preflight.ping_targets(facts, meta(group)) == {"d0": [{"npu": 0, "address": "192.168.1.10", "peer": "p0"}],
+                                                          "p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0"}]}
     result = pd_report(facts, {"p0": [{"npu": 0, "address": "192.168.3.10", "peer": "d0", "ok": False}]})
     assert only(result)["found"] == "NPU 0 cannot reach 192.168.3.10 of d0"
     assert result["matrix"] == ["p0 NPU 0 -> d0 (192.168.3.10): UNREACHABLE"]
@@ -253,8 +263,8 @@ def test_the_kv_pool_must_fit_in_available_memory_and_shm_in_the_host():
     mooncake = dict(ENGINE, files={"/etc/llmops/mooncake/mooncake.json": '{"global_segment_size": "8GB", "protocol": "ascend"}'})
     memcache = dict(ENGINE, files={"/etc/llmops/mooncake/mooncake.json": "{}",
                                    "/etc/llmops/memcache/mmc-local.conf": "ock.mmc.local_service.dram.size = 20GB\n"})
-    assert preflight.pool_bytes(mooncake) == 16 << 30  # two workers (NPUs 0 and 1) x 8 GB
-    assert preflight.pool_bytes(memcache) == 40 << 30 and preflight.pool_bytes(ENGINE) == 0
+    assert spec_meta.pool_bytes(argv_meta.with_meta(mooncake)) == 16 << 30  # two workers (NPUs 0 and 1) x 8 GB
+    assert spec_meta.pool_bytes(argv_meta.with_meta(memcache)) == 40 << 30 and spec_meta.pool_bytes(argv_meta.with_meta(ENGINE)) == 0
     assert report(good_facts(), specs=[mooncake])["rows"] == []  # 16 GB of 60 GB available
     row = only(report(good_facts(), specs=[memcache, dict(memcache, name="vllm-decode-dp1")]))
     assert (row["check"], row["found"], row["needed"]) == ("memory", "60 GiB available", "80 GiB for the KV pool of this host's engines")
@@ -278,8 +288,8 @@ def test_h100_gpus_must_be_listed_and_idle():
 def test_ucm_storage_must_have_room_for_its_posix_capacity():
     yaml_text = "ucm_connectors:\n- ucm_connector_config:\n    storage_backends: /data/ucm/cache\n    posix_capacity_gb: {cap}\n"
     spec = dict(ENGINE, files=dict(ENGINE["files"], **{"/etc/llmops/ucm/ucm.yaml": yaml_text.format(cap=100)}))
-    assert preflight.ucm_storage([spec]) == {"/data/ucm/cache": 100}
-    assert "/data/ucm/cache" in preflight.gather_inputs([spec], ["/data/ucm/cache"])["paths"]
+    assert preflight.ucm_storage(meta([spec])) == {"/data/ucm/cache": 100}
+    assert "/data/ucm/cache" in preflight.gather_inputs(meta([spec]), ["/data/ucm/cache"])["paths"]
     facts = good_facts()
     facts["d0"]["facts"]["paths"]["/data/ucm/cache"] = {"exists": False, "free_bytes": 50 << 30}
     row = only(report(facts, specs=[spec], options={"created": ["/data/ucm/cache"]}))

@@ -5,16 +5,22 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import parse_inspect
 from ansible_collections.llmops.inference.plugins.module_utils._status import cluster_status
 
-SPECS = [
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
+
+SPECS = [argv_meta.with_meta(spec) for spec in [
     {"name": "vllm-decode-dp0", "host": "d0", "image": "img:1", "command": ["vllm", "serve", "/m", "--data-parallel-rank", "0"]},
     {"name": "vllm-decode-dp1", "host": "d0", "image": "img:1", "command": ["vllm", "serve", "/m", "--data-parallel-rank", "1"]},
     {"name": "vllm", "host": "p0", "image": "img:1",
      "command": ["vllm", "serve", "/m", "--data-parallel-size-local", "2", "--data-parallel-start-rank", "0"]},
     {"name": "pd-proxy", "host": "p0", "image": "img:1", "command": ["python", "proxy.py"]},
-]
+]]
 
 
 def _up(image="img:1", ready=True):
@@ -28,7 +34,7 @@ def test_a_healthy_cluster_has_no_problem_and_one_row_per_container():
     report = cluster_status(states, SPECS)
     assert report["degraded"] == []
     assert [(r["container"], r["role"], r["dp_ranks"]) for r in report["rows"]] == [
-        ("vllm-decode-dp0", "decode", "0"), ("vllm-decode-dp1", "decode", "1"), ("vllm", "engine", "0-1"), ("pd-proxy", "service", "")]
+        ("vllm-decode-dp0", "decode", "0"), ("vllm-decode-dp1", "decode", "1"), ("vllm", "colocated", "0-1"), ("pd-proxy", "service", "")]
     lines = report["table"].splitlines()
     assert lines[0].split() == ["HOST", "CONTAINER", "ROLE", "DP", "RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT"]
     assert lines[4].split()[:6] == ["p0", "pd-proxy", "service", "-", "running", "yes"]

@@ -5,8 +5,21 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
+
+
+def spec(**fields):
+    """A hand-made spec with the meta the plan would give it."""
+    return argv_meta.with_meta(launch.new_spec(**fields))
+
 
 PAGE = """# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.
 # TYPE vllm:prefix_cache_hits_total counter
@@ -20,8 +33,8 @@ master_key_count 5
 
 
 def engine(name, host, ready, role_flags=()):
-    return launch.new_spec(name=name, host=host, image="i", command=["vllm", "serve", "/m", "--served-model-name", "glm", *role_flags],
-                           ready=ready)
+    return spec(name=name, host=host, image="i", command=["vllm", "serve", "/m", "--served-model-name", "glm", *role_flags],
+                ready=ready)
 
 
 def test_parse_metrics_sums_every_series_of_a_name():
@@ -34,11 +47,11 @@ def test_parse_metrics_sums_every_series_of_a_name():
 
 def test_targets_pick_the_proxy_as_front_and_leave_decode_out_of_the_repeated_prompt():
     specs = [
-        launch.new_spec(name="master", host="p0", image="m", command=["mooncake_master"], ready={"http": "http://10.0.0.1:9003/metrics"}),
+        spec(name="master", host="p0", image="m", command=["mooncake_master"], ready={"http": "http://10.0.0.1:9003/metrics"}),
         engine("vllm-prefill-dp0", "p0", {"http": "http://10.0.0.1:9081/v1/models"}),
         engine("vllm-prefill-dp1", "p0", {"log": "init engine"}),
         engine("vllm-decode-dp0", "d0", {"http": "http://10.0.0.2:9900/v1/models"}),
-        launch.new_spec(name="pd-proxy", host="p0", image="i", command=["python", "proxy.py"], ready={"http": "http://10.0.0.1:8081/healthcheck"}),
+        spec(name="pd-proxy", host="p0", image="i", command=["python", "proxy.py"], ready={"http": "http://10.0.0.1:8081/healthcheck"}),
     ]
     found = verify.targets(specs)
     assert found["front"]["name"] == "pd-proxy" and found["model"] == "glm"
@@ -97,10 +110,12 @@ def test_a_pool_is_shown_shared_when_an_engine_after_the_first_finds_its_blocks(
     assert verify.pool_line(None) is None
 
 
-def test_only_engines_whose_connector_names_a_pool_count_as_pooled():
-    pooled = engine("p", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"MultiConnector","kv_connector_extra_config":'
-                                    '{"connectors":[{"kv_connector":"AscendStoreConnector"}]}}'])
-    assert verify.uses_pool(pooled) and not verify.uses_pool(engine("q", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"UCMConnector"}']))
+def test_only_engines_the_plan_gives_a_pool_count_as_pooled():
+    """meta's pool comes from mooncake_master / memcache_pool's addon (test_lab_plans.py holds it equal to the
+    engines' AscendStoreConnector in every lab plan)."""
+    plain = engine("q", "n0", {}, ["--kv-transfer-config", '{"kv_connector":"UCMConnector"}'])
+    pooled = dict(plain, meta=dict(plain["meta"], pool={"backend": "mooncake", "bytes_per_worker": 1 << 30}))
+    assert spec_meta.uses_pool(pooled) and not spec_meta.uses_pool(plain)
 
 
 def test_the_long_prompt_goes_once_more_than_the_engines_behind_an_api_server():

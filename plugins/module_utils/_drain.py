@@ -14,7 +14,7 @@ from __future__ import annotations
 import http.client
 
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import is_engine, metrics_url
-from ansible_collections.llmops.inference.plugins.module_utils._verify import parse_metrics
+from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
 
 IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 # The reading of an engine that is up but did not answer in time. An engine busy with many requests on

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Text the collection reads and prints in one way: sizes, and aligned tables."""
+"""Text the collection reads and prints in one way: sizes, Prometheus pages, and aligned tables."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ UNITS = "bkmgt"
 CONFIG_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt]?)b)?\s*", re.IGNORECASE)
 # Docker's (shm_size): a unit letter, an optional i and b (500g, 2GiB, 64m).
 DOCKER_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([bkmgt])i?b?)?\s*", re.IGNORECASE)
+
+# One sample line of a Prometheus text page: name, labels, value.
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 
 
 def size_bytes(text, docker=False):
@@ -30,3 +33,18 @@ def aligned(header, rows, limit=None):
         lines = [tuple(c if len(c) <= limit else c[:limit - 3] + "..." for c in line) for line in lines]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines]
+
+
+def parse_metrics(text):
+    """{metric name: sum over its series} of a Prometheus text page (histogram parts kept apart)."""
+    totals = {}
+    for line in (text or "").splitlines():
+        match = SAMPLE.match(line)
+        if not match or line.startswith("#"):
+            continue
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            continue
+        totals[match.group(1)] = totals.get(match.group(1), 0.0) + value
+    return totals

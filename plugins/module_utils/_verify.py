@@ -20,22 +20,6 @@ PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
 EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries_total"
 CACHE_METRICS = (PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
-SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
-
-
-def parse_metrics(text):
-    """{metric name: sum over its series} of a Prometheus text page (histogram parts kept apart)."""
-    totals = {}
-    for line in (text or "").splitlines():
-        match = SAMPLE.match(line)
-        if not match or line.startswith("#"):
-            continue
-        try:
-            value = float(match.group(3))
-        except ValueError:
-            continue
-        totals[match.group(1)] = totals.get(match.group(1), 0.0) + value
-    return totals
 
 
 def base_url(spec):

@@ -109,6 +109,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
+from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
 
 
 class Client:
@@ -172,7 +173,7 @@ def label(spec):
 
 
 def metrics(client, specs):
-    return {spec["name"]: verify.parse_metrics(client.get(verify.base_url(spec) + "/metrics")[1]) for spec in specs}
+    return {spec["name"]: parse_metrics(client.get(verify.base_url(spec) + "/metrics")[1]) for spec in specs}
 
 
 def requests(client, found, problems, pd):

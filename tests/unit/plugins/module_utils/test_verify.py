@@ -11,6 +11,7 @@ import sys
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
@@ -38,11 +39,11 @@ def engine(name, host, ready, role_flags=()):
 
 
 def test_parse_metrics_sums_every_series_of_a_name():
-    found = verify.parse_metrics(PAGE)
+    found = parse_metrics(PAGE)
     assert found[verify.PREFIX_HITS] == 384 and found[verify.PREFIX_QUERIES] == 600
     assert found[verify.EXTERNAL_HITS] == 0 and found["master_key_count"] == 5
     assert found["vllm:time_to_first_token_seconds_bucket"] == 3
-    assert verify.parse_metrics("") == {} and verify.parse_metrics("garbage line here\n") == {}
+    assert parse_metrics("") == {} and parse_metrics("garbage line here\n") == {}
 
 
 def test_targets_pick_the_proxy_as_front_and_leave_decode_out_of_the_repeated_prompt():

@@ -11,10 +11,10 @@ name: inventory_problems
 short_description: The collection's variables a cluster's inventory gets wrong
 version_added: 0.1.0
 description:
-  - "Looks at every variable of the cluster's hosts that looks like the collection's (C(vllm_engine_*),
-    C(ucm_cache_*), C(memcache_pool_*), C(mooncake_master_*), C(pd_proxy_*), C(ascend_driver_*),
-    C(container_launch_*), C(llmops_*)) and returns one message per problem, naming the variable,
-    the hosts and the fix:"
+  - "Looks at every variable of the cluster's hosts that looks like the collection's (named after one of its roles,
+    C(vllm_engine_*), C(ucm_cache_*), ..., or C(llmops_*)) and returns one message per problem, naming the variable,
+    the hosts and the fix. What the collection's own roles and playbooks set on hosts starts with an underscore
+    (C(_vllm_engine_plan), C(_llmops_cluster_specs), ...), so it is never taken for an input:"
   - A variable no role or switch of the collection reads (a typo, or a name that sounds right), with
     the closest known name.
   - A removed variable, with what replaced it.
@@ -57,11 +57,13 @@ import yaml
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import looks_secret
 
-PREFIXES = ("vllm_engine_", "ucm_cache_", "memcache_pool_", "mooncake_master_", "pd_proxy_", "ascend_driver_",
-            "container_launch_", "llmops_")
 COLLECTION = pathlib.Path(__file__).resolve().parents[2]
 ROLES = COLLECTION / "roles"
-SET_FACT = ("ansible.builtin.set_fact", "set_fact")
+# The collection's inputs: each role's variables are prefixed by its name; its switches by llmops_ (role cluster).
+PREFIXES = tuple(sorted("%s_" % path.name for path in ROLES.iterdir()
+                        if (path / "meta" / "argument_specs.yml").exists() and path.name != "cluster")) + ("llmops_",)
+# What the collection's roles and playbooks set on hosts (_<role>_out, _vllm_engine_plan, _llmops_cluster_specs, ...)
+# starts with an underscore, which no input does: a later play of the same run never takes it for an inventory variable.
 # kubespray's "fail if removed variables are used": old name -> what replaced it.
 REMOVED = {
     "vllm_engine_ready_timeout": "container_launch_ready_timeout (seconds to wait for each start wave)",
@@ -128,30 +130,6 @@ def load_yaml(path):
     return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # nosec: safe loaders only
 
 
-def collection_facts():
-    """Names the collection's own tasks set on hosts (set_fact, register). hostvars holds them once a play
-    of the same ansible-playbook run set them (a playbook importing a seed playbook, then verify.yml):
-    they are the collection's results, not inventory variables."""
-    names = set()
-
-    def visit(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in SET_FACT and isinstance(value, dict):
-                    names.update(name for name in value if name != "cacheable")
-                elif key == "register" and isinstance(value, str):
-                    names.add(value)
-                else:
-                    visit(value)
-        elif isinstance(node, list):
-            for item in node:
-                visit(item)
-
-    for path in sorted(ROLES.glob("*/tasks/*.yml")) + sorted((COLLECTION / "playbooks").glob("**/*.yml")):
-        visit(load_yaml(path))
-    return frozenset(names)
-
-
 def _masked(name, value):
     """Secret values never reach a message: the secret variable whole, secret-looking keys of a dict."""
     if name == "vllm_engine_secret_env" or looks_secret(name):
@@ -212,11 +190,10 @@ def conflicts(settings_by_host, host_level):
 
 def inventory_problems(hostvars, hosts):
     settings = {}
-    ours_already = collection_facts()
     for host in hosts:
         values = hostvars[host]
         settings[host] = {name: values[name] for name in list(values.keys())
-                          if (name.startswith(PREFIXES) and name not in ours_already) or name == "ansible_host"}
+                          if name.startswith(PREFIXES) or name == "ansible_host"}
     known = set(role_variables())
     ours = {host: {k: v for k, v in found.items() if k != "ansible_host"} for host, found in settings.items()}
     return (unknown_variables(ours, known) + placeholders_left(settings)

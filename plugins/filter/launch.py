@@ -150,6 +150,20 @@ def ucm_storage_meta(config):
     return spec_meta.ucm_storage_of_config(config)
 
 
+def component_parts(outputs, key):
+    """What the cluster's components gave under one key (planner, service, engine_addon, launch_specs, created_dirs),
+    from their outputs (_<role>_out) in the components' order; components without it are left out."""
+    return [part[key] for part in outputs or [] if (part or {}).get(key) is not None]
+
+
+def cluster_specs(component_specs, engine_specs):
+    """Every launch spec of the cluster: the components' that start no later than the first engines (pool services),
+    the engines in the plan's order, then the components' that start after them (the proxy)."""
+    first = min((spec["wave"] for spec in engine_specs), default=0)
+    ordered = sorted(component_specs, key=lambda spec: spec["wave"])
+    return [s for s in ordered if s["wave"] <= first] + list(engine_specs) + [s for s in ordered if s["wave"] > first]
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -177,5 +191,7 @@ class FilterModule:
             "cluster_status": cluster_status,
             "paths_outside_mounts": paths_outside_mounts,
             "driver_container": driver_container,
+            "component_parts": component_parts,
+            "cluster_specs": cluster_specs,
             "ucm_storage_meta": ucm_storage_meta,
         }

@@ -64,7 +64,7 @@ options:
 EXAMPLES = r"""
 - name: Verify the cluster
   llmops.inference.cluster_verify:
-    specs: "{{ llmops_cluster_specs }}"
+    specs: "{{ _llmops_cluster_specs }}"
     states: "{{ states_by_host }}"
 """
 

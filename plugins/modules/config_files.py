@@ -39,7 +39,7 @@ options:
 EXAMPLES = r"""
 - name: Write this host's config files
   llmops.inference.config_files:
-    files: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | map(attribute='files') | combine }}"
+    files: "{{ _llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | map(attribute='files') | combine }}"
 """
 
 RETURN = r"""

@@ -74,7 +74,7 @@ options:
 EXAMPLES = r"""
 - name: Wait for the decode ranks
   llmops.inference.container_ready:
-    containers: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | selectattr('wave', 'eq', 1) }}"
+    containers: "{{ _llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) | selectattr('wave', 'eq', 1) }}"
     timeout: 1800
 """
 

@@ -55,7 +55,7 @@ EXAMPLES = r"""
 - name: Compare the running containers with the plan
   llmops.inference.container_state:
     cluster: pd_a2
-    specs: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) }}"
+    specs: "{{ _llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) }}"
   register: state
 """
 

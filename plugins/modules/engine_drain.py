@@ -53,7 +53,7 @@ options:
 EXAMPLES = r"""
 - name: Let the engines of wave 1 finish their requests
   llmops.inference.engine_drain:
-    specs: "{{ llmops_cluster_specs }}"
+    specs: "{{ _llmops_cluster_specs }}"
     wave: 1
     timeout: 60
   run_once: true

@@ -52,7 +52,7 @@ EXAMPLES = r"""
     dest: /var/tmp/llmops-logs
     cluster: pd_a2
     hosts: "{{ logs_by_host }}"
-    specs: "{{ llmops_cluster_specs }}"
+    specs: "{{ _llmops_cluster_specs }}"
   delegate_to: localhost
   run_once: true
 """

@@ -47,7 +47,7 @@ EXAMPLES = r"""
 - name: Collect this host's logs
   llmops.inference.log_collect:
     cluster: pd_a2
-    specs: "{{ llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) }}"
+    specs: "{{ _llmops_cluster_specs | selectattr('host', 'eq', inventory_hostname) }}"
   register: logs
 """
 

@@ -42,7 +42,7 @@ EXAMPLES = r"""
 - name: Write the plan
   llmops.inference.plan_files:
     dest: /tmp/plan
-    specs: "{{ llmops_cluster_specs }}"
+    specs: "{{ _llmops_cluster_specs }}"
   delegate_to: localhost
   run_once: true
 """

@@ -216,7 +216,7 @@ def test_playbook_refuses_an_inventory_of_another_kind():
 
 def test_two_playbooks_in_one_run_plan_twice(tmp_path):
     """A site playbook importing a seed playbook and then another verb: the second plan finds the first
-    one's facts (vllm_engine_plan, llmops_cluster_specs, ...) in hostvars; they are no inventory variables."""
+    one's facts (_vllm_engine_plan, _llmops_cluster_specs, ...) in hostvars; they are no inventory variables."""
     result = run_playbook(["pd_a2.yml", "pd_a2.yml"], LAB, "-i", str(NO_CONNECT), "-e", "llmops_plan_dir=%s" % (tmp_path / "plan"),
                           check=False)
     assert result.returncode == 0 and result.output.count("cluster pd_a2: plan mode") == 2, result.output[-3000:]

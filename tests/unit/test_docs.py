@@ -76,7 +76,7 @@ def test_a_switch_a_playbook_defaults_in_place_has_the_default_its_argument_spec
     held_in_python = {"llmops_preflight_docker_min": preflight.DOCKER_MIN}
     seen = {}
     for path in sorted(ROOT.glob("playbooks/**/*.yml")) + sorted(ROOT.glob("roles/*/tasks/*.yml")):
-        for name, value in re.findall(r"\b(llmops_\w+) \| default\(([^)]*)\)", path.read_text()):
+        for name, value in re.findall(r"\b(llmops_[a-z]\w*) \| default\(([^)]*)\)", path.read_text()):
             seen.setdefault(name, set()).add(value)
     assert seen, "no in-place default found: the pattern no longer matches the playbooks"
     for name, values in seen.items():

@@ -28,21 +28,47 @@ def test_a_cluster_setting_set_on_one_host_only_is_named_with_hosts_and_values()
 
 
 def test_per_node_settings_and_facts_may_differ():
-    hostvars = {"a": {"vllm_engine_rank_start": 0, "vllm_engine_node": {"host": "a"}, "other_tool_x": 1},
-                "b": {"vllm_engine_rank_start": 4, "vllm_engine_node": {"host": "b"}, "other_tool_x": 2}}
+    hostvars = {"a": {"vllm_engine_rank_start": 0, "_vllm_engine_node": {"host": "a"}, "other_tool_x": 1},
+                "b": {"vllm_engine_rank_start": 4, "_vllm_engine_node": {"host": "b"}, "other_tool_x": 2}}
     assert inventory.inventory_problems(hostvars, ["a", "b"]) == []
 
 
-def test_the_collections_own_facts_of_an_earlier_play_are_no_inventory_variables():
-    """A run of two playbooks: the second plan finds what the first set (set_fact, register) in hostvars."""
-    facts = inventory.collection_facts()
-    assert {"vllm_engine_plan", "llmops_cluster_specs", "pd_proxy_service", "llmops_verify", "vllm_engine_node"} <= facts
-    assert not facts & set(inventory.role_variables())  # a fact never hides a variable an operator sets
-    hostvars = {"p0": {"vllm_engine_image": "img", "vllm_engine_plan": {"cluster": "c"}, "llmops_cluster_specs": [],
+def _names_set(node):
+    """Every fact name a task file sets (set_fact keys, register)."""
+    names = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("ansible.builtin.set_fact", "set_fact") and isinstance(value, dict):
+                names.update(name for name in value if name != "cacheable")
+            elif key == "register" and isinstance(value, str):
+                names.add(value)
+            else:
+                names |= _names_set(value)
+    elif isinstance(node, list):
+        for item in node:
+            names |= _names_set(item)
+    return names
+
+
+def test_what_the_collection_sets_on_hosts_is_in_a_namespace_no_input_uses():
+    """A run of two playbooks: the second plan finds what the first set (set_fact, register) in hostvars. Every such
+    name starts with an underscore (an output _<role>_*, _llmops_*, or private __*), so none can be taken for, or
+    hide, an inventory variable."""
+    files = sorted(inventory.ROLES.glob("*/tasks/*.yml")) + sorted((inventory.COLLECTION / "playbooks").glob("**/*.yml"))
+    names = set().union(*(_names_set(inventory.load_yaml(path)) for path in files))
+    assert {"_pd_proxy_out", "_vllm_engine_plan", "_llmops_cluster_specs", "_vllm_engine_node", "_llmops_verify"} <= names
+    assert [name for name in names if not name.startswith("_")] == []
+    assert not names & set(inventory.role_variables())
+    hostvars = {"p0": {"vllm_engine_image": "img", "_vllm_engine_plan": {"cluster": "c"}, "_llmops_cluster_specs": [],
                        "vllm_engine_imgae": "typo"},
                 "d0": {"vllm_engine_image": "img"}}
     problems = inventory.inventory_problems(hostvars, ["p0", "d0"])
     assert len(problems) == 2 and all(problem.startswith("vllm_engine_imgae ") for problem in problems), problems
+
+
+def test_the_checked_prefixes_are_the_roles_names():
+    roles = sorted(p.name for p in inventory.ROLES.iterdir() if p.name != "cluster")
+    assert inventory.PREFIXES == tuple("%s_" % name for name in roles) + ("llmops_",)
 
 
 def test_unknown_variables_are_named_with_the_closest_known_one():

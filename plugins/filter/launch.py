@@ -14,6 +14,8 @@ from ansible_collections.llmops.inference.plugins.module_utils import _driver as
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
+from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
+from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
@@ -53,12 +55,12 @@ def held_devices(facts_by_host, specs):
 
 def preflight_gather(specs, created=()):
     """What node_facts looks at for a host's specs: paths (devices, mount sources, model directories) and NPUs."""
-    return preflight.gather_inputs(specs, created or ())
+    return preflight_inputs.gather_inputs(specs, created or ())
 
 
 def preflight_pings(facts_by_host, specs):
     """{host: pings to send}: prefill nodes to decode nodes, and between the nodes of one DP group."""
-    return preflight.ping_targets(facts_by_host, specs)
+    return preflight_fabric.ping_targets(facts_by_host, specs)
 
 
 def preflight_report(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):

@@ -15,7 +15,7 @@ from ansible_collections.llmops.inference.plugins.filter.inventory_problems impo
 from ansible_collections.llmops.inference.plugins.filter.launch import FilterModule as LaunchFilters
 from ansible_collections.llmops.inference.plugins.filter.monitoring import FilterModule as MonitoringFilters
 from ansible_collections.llmops.inference.plugins.module_utils import _plan_model as model
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
+from ansible_collections.llmops.inference.plugins.module_utils import _preflight_host as preflight_host
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODULES = sorted((ROOT / "plugins" / "modules").glob("*.py"))
@@ -73,7 +73,7 @@ def test_a_switch_a_playbook_defaults_in_place_has_the_default_its_argument_spec
     """The llmops_* switches are -e extra vars, so the playbooks default them where they read them: each such
     default is the documented one; where the playbook passes none, the Python that reads it holds the default."""
     specs = _options("cluster")
-    held_in_python = {"llmops_preflight_docker_min": preflight.DOCKER_MIN}
+    held_in_python = {"llmops_preflight_docker_min": preflight_host.DOCKER_MIN}
     seen = {}
     for path in sorted(ROOT.glob("playbooks/**/*.yml")) + sorted(ROOT.glob("roles/*/tasks/*.yml")):
         for name, value in re.findall(r"\b(llmops_[a-z]\w*) \| default\(([^)]*)\)", path.read_text()):

@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_facts' readers of /proc, meminfo and the version files, on files made here."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as node_facts
+
+
+def test_proc_is_read_for_listeners_device_holders_and_their_containers(tmp_path):
+    container = "a" * 64
+    (tmp_path / "net").mkdir()
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    (tmp_path / "net" / "tcp").write_text(header + "   0: 00000000:2383 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 4242 1\n"
+                                          "   1: 0100007F:0016 0100007F:9999 01 00000000:00000000 00:00000000 00000000 0 0 4243 1\n")
+    proc = tmp_path / "100"
+    (proc / "fd").mkdir(parents=True)
+    (proc / "comm").write_text("python3\n")
+    (proc / "cgroup").write_text("0::/system.slice/docker-%s.scope\n" % container)
+    os.symlink("socket:[4242]", proc / "fd" / "3")
+    os.symlink("/dev/davinci2", proc / "fd" / "4")
+    procs = node_facts.processes(str(tmp_path))
+    assert node_facts.listening_ports(str(tmp_path)) == {9091: "4242"}
+    assert node_facts.port_holders({9091: "4242"}, procs, {container: "vllm-prefill-dp0"}) == [
+        {"port": 9091, "pid": 100, "process": "python3", "container": "vllm-prefill-dp0"}]
+    assert node_facts.device_holders(procs, {}) == [{"npu": 2, "pid": 100, "process": "python3", "container": None}]
+
+
+def test_meminfo_and_version_files_are_read():
+    assert node_facts.meminfo("MemTotal:  2048 kB\nMemFree: 1 kB\nMemAvailable:  1024 kB\n") == {"total": 2097152, "available": 1048576}
+    assert node_facts.version_value("Version=24.1.rc2\nai_cpu_version=1\n") == "24.1.rc2"
+    assert node_facts.version_value("package_name=x\nversion=8.3.RC1\n") == "8.3.RC1"
+    assert node_facts.version_value("") is None

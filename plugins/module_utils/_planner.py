@@ -16,6 +16,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._engine_args impo
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError, parse_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._rules_ports import bound_ports
+from ansible_collections.llmops.inference.plugins.module_utils._rules_ucm import ucm_config_unknown
 
 # Order in which roles are planned and listed; the start order is start_waves().
 ROLE_START_ORDER = ("decode", "prefill", "colocated")
@@ -209,7 +211,7 @@ def build_plan(cluster):
             ranks += node_ranks
             chunks = [[r] for r in node_ranks] if group.launch == "per_rank" else [node_ranks]
             processes += [_process_plan(cluster, group, node, chunk) for chunk in chunks]
-    bound = rules.bound_ports(cluster, ranks, processes)
+    bound = bound_ports(cluster, ranks, processes)
     problems = rules.plan_problems(cluster, ranks, processes, bound)
     if problems:
         raise PlanError(problems)
@@ -233,7 +235,7 @@ def plan_cluster(raw):
     unknown = []
     cluster = parse_cluster(raw, unknown)
     problems = [Problem(cluster.name, variable, message, fix) for variable, message, fix in unknown]
-    problems += rules.ucm_config_unknown(cluster)
+    problems += ucm_config_unknown(cluster)
     if problems:
         raise PlanError(problems + rules.structure_problems(cluster))
     return build_plan(cluster)

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Port and id rules over the computed plan: every bound port of every host once, engine ids and lookup ports
+unique."""
+
+from __future__ import annotations
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
+
+
+def bound_ports(cluster, ranks, processes):
+    """Every (host, space, low, high, owner, variable) a process will bind; NPU ports are their own space."""
+    entries = []
+    for process in processes:
+        role = process["role"]
+        label = "%s %s" % (role, "rank %d" % process["dp_ranks"][0] if process["launch"] == "per_rank" else "engine")
+        if process["api"]:
+            var = "vllm_engine_api_port / %s" % ("vllm_engine_groups.%s.api_port" % role)
+            entries.append((process["host"], "host", process["port"], process["port"], label + " API", var))
+    for rank in ranks:
+        role, host, dp_rank = rank["role"], rank["host"], rank["dp_rank"]
+        label = "%s rank %d" % (role, dp_rank)
+        if rank["dp_master"] and (rank["launch"] == "per_rank" or cluster.groups[role].dp_size > 1):
+            entries.append((host, "host", rank["dp_rpc_port"], rank["dp_rpc_port"], label + " DP RPC",
+                            "vllm_engine_groups.%s.dp_rpc_port" % role))
+        if rank["hccl_host_socket_port_range"]:
+            low, high = (int(p) for p in rank["hccl_host_socket_port_range"].split("-"))
+            var = "vllm_engine_groups.%s.hccl_port_range" % role
+            entries.append((host, "host", low, high, label + " HCCL host sockets", var))
+            entries.append((host, "npu", low, high, label + " HCCL NPU sockets", var))
+        if rank["mooncake_ports"]:
+            low, high = rank["mooncake_ports"]["side_channel"]
+            var = "vllm_engine_groups.%s.kv_port" % role
+            entries.append((host, "host", low, high, label + " Mooncake side channel", var))
+            control = rank["mooncake_ports"]["control"]
+            entries.append((host, "host", control, control, label + " Mooncake control", var))
+        if rank["nixl_side_channel_port"] is not None:
+            port = rank["nixl_side_channel_port"]
+            entries.append((host, "host", port, port, label + " NIXL side channel", "vllm_engine_groups.%s.kv_port" % role))
+        if rank["lookup_rpc_port"] is not None:
+            port = rank["lookup_rpc_port"]
+            entries.append((host, "host", port, port, label + " lookup RPC", "vllm_engine_groups.%s.lookup_rpc_port_base" % role))
+    for service in cluster.services:
+        for index, port in enumerate(service.ports):
+            variable = service.variables[index] if service.variables else "%s port" % service.name
+            entries.append((service.host, "host", port, port, service.name, variable))
+    return entries
+
+
+def port_collisions(cluster, entries):
+    """Overlapping intervals on one machine and space, found by a sweep (fast for thousands of ranks).
+    Hosts with the same address are one machine: their ports are checked together."""
+    problems = []
+    address = {node.host: node.address for node in cluster.nodes}
+    by_space = {}
+    for entry in entries:
+        by_space.setdefault((address.get(entry[0], entry[0]), entry[1]), []).append(entry)
+    for (_machine, _space), items in sorted(by_space.items()):
+        items.sort(key=lambda e: (e[2], e[3]))
+        widest = None
+        for item in items:
+            if widest is not None and item[2] <= widest[3]:
+                owner = widest[4] if widest[0] == item[0] else "%s of host %s" % (widest[4], widest[0])
+                problems.append(Problem(
+                    cluster.name, item[5], "%s (%s) overlaps %s (%s)" % (item[4], span(item), owner, span(widest)),
+                    "move one of them; also check %s" % widest[5], host=item[0]))
+            if widest is None or item[3] > widest[3]:
+                widest = item
+    return problems
+
+
+def span(entry):
+    return str(entry[2]) if entry[2] == entry[3] else "%d-%d" % (entry[2], entry[3])
+
+
+def unique(cluster, items, field, group_field):
+    problems = []
+    owner = {}
+    for item in items:
+        value = item[field]
+        if value is None:
+            continue
+        rank = item["dp_rank"] if "dp_rank" in item else item["dp_ranks"][0]
+        if value in owner:
+            other = owner[value]
+            problems.append(Problem(
+                cluster.name, "vllm_engine_groups.%s.%s" % (item["role"], group_field),
+                "%s %s is also used by %s rank %s on %s" % (field, value, other[0], other[1], other[2]),
+                "make %s unique per engine (include {dp_rank}, differ between prefill and decode)" % field
+                if field == "engine_id" else "give prefill and decode lookup bases that do not overlap",
+                host=item["host"], rank=rank))
+        else:
+            owner[value] = (item["role"], rank, item["host"])
+    return problems

@@ -7,7 +7,8 @@ RUN python3 -m venv /opt/sim \
  && PIP_CERT=/etc/ssl/certs/host-ca.crt /opt/sim/bin/pip install -q --no-cache-dir --disable-pip-version-check $PIP_PACKAGES
 ENV PATH=/opt/sim/bin:$PATH
 COPY load_balance_proxy_server_example.py /vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/
-COPY vllm_sim.py /opt/sim/lib/vllm_sim.py
+# the simulator: vllm_sim.py and the sim_*.py modules it imports, side by side
+COPY vllm_sim.py sim_*.py /opt/sim/lib/
 RUN printf '#!/bin/sh\nexec /opt/sim/bin/python /opt/sim/lib/vllm_sim.py "$@"\n' > /usr/local/bin/vllm \
  && chmod +x /usr/local/bin/vllm && mkdir -p /workspace
 WORKDIR /workspace

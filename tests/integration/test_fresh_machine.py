@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 18: the installers the README's two commands rely on, on a fresh Debian root.
+"""The installers the README's two commands rely on, on a fresh Debian root.
 
 A machine that already has docker.io and prometheus never takes the apt lock, so it hides what a new
 user's first run does. This test runs them in a container made from the harness's debootstrap base

@@ -333,7 +333,7 @@ def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
 
 @pytest.mark.parametrize("cluster", CLUSTERS)
 def test_every_spec_carries_the_plans_meta_and_it_says_what_the_spec_runs(lab_plans, cluster):
-    """Issue 19: every launch spec of every lab cluster has its meta, and each fact of it equals what the spec's argv,
+    """Every launch spec of every lab cluster has its meta, and each fact of it equals what the spec's argv,
     name, env and rendered files say (the parsers the consumers used before, kept in tests/argv_meta.py), so the
     consumers that read meta now read what they parsed before."""
     specs = lab_plans[cluster].specs()

@@ -1,10 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Deploy mode for real: the lab's pd_a2 (004 5.3, four A2 nodes) onto four harness nodes.
+"""Deploy mode for real, as one ordered scenario: the lab's pd_a2 (004 5.3, four A2 nodes) on four harness
+nodes, deployed once (the module fixture ``deployed``) and lived with in the order an operator would.
 
-The real vllm-ascend proxy routes a completion to P0 and then to a decode rank; the engines are
-the simulated ones (tests/harness/sim_vllm). Tests run in file order on one deployment.
+The real vllm-ascend proxy routes a completion to P0 and then to a decode rank; the engines are the simulated
+ones (tests/harness/sim_vllm). Bringing the four nodes up and the cluster serving is most of the cost, so the
+tests share that one deployment and run in file order, in phases:
+
+1. Serving (read only): every container on its node, models, DP groups, PD decode with the prefill's KV,
+   prefix reuse, verify's report.
+2. Re-runs and changes: a second run touches nothing, check mode, a changed spec restarts only its container.
+3. Failures during a deploy: an exiting container, a rank killed while loading, progress lines, a planted
+   secret (each ends by deploying the lab's plan again).
+4. Operating it: status healthy and degraded, recovery of a dead rank's DP group, verify failing on a dead
+   decode group, stop and start again, a new image rolled group by group, a broken inventory refused.
+5. Teardown, last: refused without the cluster's name, then every container removed, the model kept.
+
+Most tests end by deploying the lab's plan again; a test that leaves a fault (the dead rank of
+test_status_names_a_dead_rank_and_exits_non_zero) is followed by the one that recovers from it, and phase 5
+leaves nothing running. So the order is the scenario's: run the module whole.
 """
 
 from __future__ import annotations
@@ -43,14 +58,14 @@ def all_containers():
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def deployed():
     nodes(INVENTORY, "up")
     result = deploy()
     yield result
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN, check=False)
 
 
-def test_every_container_of_the_plan_runs_on_its_node(cluster):
+def test_every_container_of_the_plan_runs_on_its_node(deployed):
     running = all_containers()
     assert sorted(running["pd_a2_p0"]) == ["pd-proxy", "vllm-ascend-prefill-dp0"]
     assert sorted(running["pd_a2_p1"]) == ["vllm-ascend-prefill-dp1"]
@@ -59,14 +74,14 @@ def test_every_container_of_the_plan_runs_on_its_node(cluster):
     assert all(up for host in running.values() for _started, up in host.values())
 
 
-def test_every_api_rank_lists_its_model(cluster):
+def test_every_api_rank_lists_its_model(deployed):
     endpoints = [("10.213.7.41", 9081)] + [(ip, port) for ip in ("10.213.7.43", "10.213.7.44") for port in range(9900, 9904)]
     for ip, port in endpoints:
         models = http_json("http://%s:%d/v1/models" % (ip, port))
         assert [m["id"] for m in models["data"]] == ["glm"], (ip, port)
 
 
-def test_dp_groups_are_complete(cluster):
+def test_dp_groups_are_complete(deployed):
     # The headless prefill rank has no API: its log shows the engine finished initialising,
     # which the simulated engine (like vLLM) only does once all DP ranks joined the group.
     logs = node_docker("llmops-pd-a2-p1", "logs", "vllm-ascend-prefill-dp1")
@@ -76,7 +91,7 @@ def test_dp_groups_are_complete(cluster):
     assert "from 10.213.7.44" in coordinator.stdout + coordinator.stderr
 
 
-def test_completion_through_the_proxy_is_decoded_with_the_prefill_kv(cluster):
+def test_completion_through_the_proxy_is_decoded_with_the_prefill_kv(deployed):
     health = wait_http(PROXY + "/healthcheck")
     assert (health["prefill_instances"], health["decode_instances"]) == (1, 8)
     answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "The future of AI is", "max_tokens": 8})
@@ -85,7 +100,7 @@ def test_completion_through_the_proxy_is_decoded_with_the_prefill_kv(cluster):
     assert re.fullmatch(r"sim-vllm:kv_consumer:[0-9a-f-]+:from:[0-9a-f-]+@10\.213\.7\.41:30000", answer["system_fingerprint"])
 
 
-def test_repeated_prompts_hit_the_prefix_cache(cluster):
+def test_repeated_prompts_hit_the_prefix_cache(deployed):
     prompt = " ".join("word%d" % i for i in range(300))  # two full 128-token blocks
     before = http_text("http://10.213.7.41:9081/metrics")
     for _round in range(2):
@@ -99,7 +114,7 @@ def verify_cluster():
     return run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", check=False)
 
 
-def test_verify_proves_serving_and_kv_reuse_with_a_report(cluster):
+def test_verify_proves_serving_and_kv_reuse_with_a_report(deployed):
     result = verify_cluster()
     assert result.returncode == 0, result.output[-3000:]
     assert "cluster pd_a2 serves: every check passed" in result.output
@@ -113,14 +128,14 @@ def test_verify_proves_serving_and_kv_reuse_with_a_report(cluster):
     assert [float(after) - float(before) for before, after in moved] == [5.0]  # the prompt's five tokens, on one rank
 
 
-def test_second_run_changes_and_restarts_nothing(cluster):
+def test_second_run_changes_and_restarts_nothing(deployed):
     before = all_containers()
     result = deploy()
     assert set(recap_changed(result.output).values()) == {0}, result.output[-2000:]
     assert all_containers() == before
 
 
-def test_check_mode_shows_a_change_and_does_nothing(cluster):
+def test_check_mode_shows_a_change_and_does_nothing(deployed):
     before = all_containers()
     result = deploy("--check", "--diff", "-e", '{"pd_proxy_extra_flags": {"max-retries": 5}}')
     assert recap_changed(result.output)["pd_a2_p0"] > 0
@@ -130,7 +145,7 @@ def test_check_mode_shows_a_change_and_does_nothing(cluster):
     assert all_containers() == before
 
 
-def test_a_changed_spec_restarts_only_its_container(cluster):
+def test_a_changed_spec_restarts_only_its_container(deployed):
     before = all_containers()
     deploy("-e", '{"pd_proxy_extra_flags": {"max-retries": 5}}')
     after = all_containers()
@@ -143,7 +158,7 @@ def test_a_changed_spec_restarts_only_its_container(cluster):
     wait_http(PROXY + "/healthcheck")
 
 
-def test_a_container_that_exits_fails_the_play_with_its_log(cluster):
+def test_a_container_that_exits_fails_the_play_with_its_log(deployed):
     # preflight would refuse the missing model before any start: skip it to see the engine fail
     result = deploy("-e", "vllm_engine_model=/root/.cache/no-such-model", "--skip-tags", "preflight", check=False)
     assert result.returncode != 0
@@ -153,8 +168,8 @@ def test_a_container_that_exits_fails_the_play_with_its_log(cluster):
     wait_http(PROXY + "/healthcheck")
 
 
-def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(cluster):
-    """Issue 9: decode rank 2 on D0 dies while every rank is still loading. D0's wait fails with its
+def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(deployed):
+    """Decode rank 2 on D0 dies while every rank is still loading. D0's wait fails with its
     log; the other hosts' waits (whose DP groups can never complete) stop at once instead of
     running into their timeout, and the play fails naming the container."""
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
@@ -182,7 +197,7 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(c
     wait_http(PROXY + "/healthcheck")
 
 
-def test_waiting_prints_which_ranks_are_still_loading(cluster):
+def test_waiting_prints_which_ranks_are_still_loading(deployed):
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
     slow = {"vllm_engine_role_env": {"decode": {"VLLM_SIM_START_DELAY": "6"}, "prefill": {"VLLM_SIM_START_DELAY": "1"}},
             "container_launch_progress_interval": 2}
@@ -192,8 +207,8 @@ def test_waiting_prints_which_ranks_are_still_loading(cluster):
     wait_http(PROXY + "/healthcheck")
 
 
-def test_a_planted_secret_reaches_the_engine_and_no_output(cluster, tmp_path):
-    """Issue 10: vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too."""
+def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
+    """vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too."""
     planted = "s3cr3t-planted-4711"
     result = deploy("-vvv", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
     assert planted not in result.output
@@ -245,7 +260,7 @@ def status(*extra):
     return run_playbook("status.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *extra, check=False)
 
 
-def test_status_shows_a_healthy_cluster_and_exits_zero(cluster, tmp_path):
+def test_status_shows_a_healthy_cluster_and_exits_zero(deployed, tmp_path):
     report = tmp_path / "status.json"
     result = status("-e", "llmops_status_json=%s" % report)
     assert result.returncode == 0, result.output[-3000:]
@@ -257,7 +272,7 @@ def test_status_shows_a_healthy_cluster_and_exits_zero(cluster, tmp_path):
     assert re.search(r"HOST +CONTAINER +ROLE +DP RANKS +STATE +READY +STATUS +RESTARTS +IMAGE +DRIFT", result.output)
 
 
-def test_status_names_a_dead_rank_and_exits_non_zero(cluster):
+def test_status_names_a_dead_rank_and_exits_non_zero(deployed):
     node_docker("llmops-pd-a2-d0", "kill", "vllm-ascend-decode-dp2")
     result = status()
     assert result.returncode != 0
@@ -267,7 +282,7 @@ def test_status_names_a_dead_rank_and_exits_non_zero(cluster):
     assert "cluster pd_a2 did not verify: vllm-ascend-decode-dp2 on pd_a2_d0 is exited (stopped)" in " ".join(result.output.split())
 
 
-def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(cluster):
+def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(deployed):
     """One rank of a running DP group cannot rejoin it: the whole decode group restarts, on both
     decode nodes; the prefill group and the proxy keep running untouched."""
     before = all_containers()
@@ -282,7 +297,7 @@ def test_deploy_recovers_the_dead_rank_by_restarting_its_whole_dp_group_only(clu
     assert verify_cluster().returncode == 0
 
 
-def test_verify_fails_when_the_decode_group_is_down(cluster):
+def test_verify_fails_when_the_decode_group_is_down(deployed):
     for host in ("pd_a2_d0", "pd_a2_d1"):
         node = NODES[host][0]
         node_docker(node, "stop", "-t", "1", *containers(node, "pd_a2"))
@@ -317,7 +332,7 @@ def wait_for_pid(node, command):
     raise AssertionError("%s never started on %s" % (command, node))
 
 
-def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(cluster):
+def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(deployed):
     ids = container_ids()
     # a leftover process holds D0's NPU 3 (as a surviving EngineCore would, vLLM #9888)
     subprocess.run(["docker", "exec", "-d", "llmops-pd-a2-d0", "sh", "-c", "exec sleep 600 3</dev/davinci3"], check=True)
@@ -341,7 +356,7 @@ def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(cluster):
     assert answer["choices"][0]["text"]
 
 
-def test_a_new_image_rolls_group_by_group_in_start_order(cluster):
+def test_a_new_image_rolls_group_by_group_in_start_order(deployed):
     """Every engine changes image: --check --diff names it first; then the decode DP group restarts
     and is waited for before the prefill group restarts (the plan's order, decode first as in 004
     5.4), then the proxy; no group restarts alongside another."""
@@ -375,7 +390,7 @@ def test_a_new_image_rolls_group_by_group_in_start_order(cluster):
     # colliding ports: the proxy on P0's prefill API port
     ({"pd_proxy_port": 9081}, "host pd_a2_p0: pd_proxy_port: pd_proxy (9081) overlaps prefill rank 0 API (9081)"),
 ])
-def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(cluster, extra, message):
+def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(deployed, extra, message):
     before = all_containers()
     result = deploy("-e", json.dumps(extra), check=False)
     assert result.returncode != 0
@@ -384,7 +399,7 @@ def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(c
 
 
 @pytest.mark.parametrize("confirmation", [[], ["-e", "llmops_confirm_teardown=pd_pool_a2"]])
-def test_teardown_refuses_without_the_cluster_name_as_confirmation(cluster, confirmation):
+def test_teardown_refuses_without_the_cluster_name_as_confirmation(deployed, confirmation):
     before = all_containers()
     result = run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *confirmation, check=False)
     assert result.returncode != 0
@@ -393,7 +408,7 @@ def test_teardown_refuses_without_the_cluster_name_as_confirmation(cluster, conf
     assert all_containers() == before
 
 
-def test_teardown_removes_every_container_and_keeps_the_model(cluster):
+def test_teardown_removes_every_container_and_keeps_the_model(deployed):
     # Two containers an older plan of this cluster left behind (labelled, but in no spec now).
     for name in ("vllm-ascend-decode-old1", "vllm-ascend-decode-old2"):
         node_docker("llmops-pd-a2-d0", "run", "-d", "--name", name, "--label", "llmops.cluster=pd_a2", "--entrypoint", "sleep",

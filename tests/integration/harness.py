@@ -75,6 +75,23 @@ def wait_http(url, seconds=60):
             time.sleep(1)
 
 
+def wait_until(condition, seconds, what):
+    """Polls condition() every 0.2 s until it is true; fails naming what was awaited after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "%s: not within %d s" % (what, seconds)
+        time.sleep(0.2)
+
+
+def listens(port, host="127.0.0.1"):
+    """Whether something accepts TCP connections on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def metric(text, name, **labels):
     """Sum of a Prometheus metric's samples whose labels include ``labels``."""
     total = 0.0

@@ -36,7 +36,7 @@ import urllib.error
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import containers, http_json, http_text, node_docker, node_exec, nodes, wait_http
+from harness import containers, http_json, http_text, node_docker, node_exec, nodes, wait_http, wait_until
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
@@ -183,7 +183,12 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(d
     while not all_containers()["pd_a2_p1"]:  # the last host's rank exists: every container started
         assert play.poll() is None and time.monotonic() < deadline, "the play ended before all containers started"
         time.sleep(0.5)
-    time.sleep(5)  # loading
+
+    def loading():  # the victim logged its start and sleeps through its start delay (VLLM_SIM_START_DELAY)
+        logs = node_docker("llmops-pd-a2-d0", "logs", victim)
+        return "vllm serve" in logs.stdout + logs.stderr
+
+    wait_until(loading, 30, "%s's start line" % victim)
     node_docker("llmops-pd-a2-d0", "kill", victim)
     killed = time.monotonic()
     output, _stderr = play.communicate(timeout=120)

@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from conftest import ROOT
-from harness import free_port
+from harness import free_port, listens, wait_until
 
 SIM = ROOT / "tests" / "harness" / "sim_vllm" / "vllm_sim.py"
 
@@ -99,7 +99,7 @@ def test_a_dp_group_serves_only_once_complete_and_decode_needs_the_prefill_kv(no
         assert answers("http://127.0.0.1:%d/v1/models" % api1, 20)["data"][0]["id"] == "glm"
         processes.append(serve(dict(env, VLLM_HOST_IP="127.0.0.1"), model, "--port", str(free_port()), "--tensor-parallel-size",
                                "2", "--kv-transfer-config", producer, devices="4,5"))
-        time.sleep(1)
+        wait_until(lambda: listens(kv_port), 20, "the prefill's side channel on port %d" % kv_port)
         request = urllib.request.Request("http://127.0.0.1:%d/v1/completions" % api0, json.dumps(
             {"model": "glm", "prompt": "hi", "max_tokens": 2}).encode(), {"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as refused:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One molecule scenario (extensions/molecule/<name>) with its log kept in .build/molecule-<name>.log;
-# prints the scenario recap and, when it fails, each failed task (CI keeps only the end of the output).
+# prints the scenario recap and, when it fails, each failed task and the last log lines of every container
+# on the scenario's nodes (CI keeps only the end of the output; the nodes are gone once destroyed).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -8,12 +9,25 @@ cd "$root"
 . scripts/env.sh
 name=$1
 log="$root/.build/molecule-$name.log"
-NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule test -s "$name" >"$log" 2>&1
+NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule test -s "$name" --destroy never >"$log" 2>&1
 rc=$?
+if [ "$rc" -ne 0 ]; then
+  {
+    echo "=== the containers of the scenario's nodes, as the failure left them"
+    for node in $(grep -o 'ansible_host: llmops-[a-z0-9-]*' "tests/harness/inventories/$name/hosts.yml" | cut -d' ' -f2); do
+      for container in $(docker exec "$node" docker ps -a --format '{{.Names}}' 2>/dev/null); do
+        echo "--- $node / $container: $(docker exec "$node" docker inspect -f '{{.State.Status}} exit {{.State.ExitCode}}' "$container")"
+        docker exec "$node" docker logs --tail 25 "$container" 2>&1
+      done
+    done
+  } >>"$log" 2>&1
+  NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule destroy -s "$name" >>"$log" 2>&1  # --destroy never kept them for the look above
+fi
 grep -E "\] Executed: " "$log" | sed "s/^INFO *//"
 if [ "$rc" -ne 0 ]; then
   # The failed tasks, each with its task line and message, before the end of the log.
   grep -n -B3 -A30 -E "^(fatal|failed): \[" "$log" | head -150
+  sed -n '/^=== the containers of the scenario/,$p' "$log" | head -200
   echo "--- end of $log"
   tail -30 "$log"
 fi

@@ -64,6 +64,7 @@ PREFIXES = tuple(sorted("%s_" % path.name for path in ROLES.iterdir()
                         if (path / "meta" / "argument_specs.yml").exists() and path.name != "cluster")) + ("llmops_",)
 # What the collection's roles and playbooks set on hosts (_<role>_out, _vllm_engine_plan, _llmops_cluster_specs, ...)
 # starts with an underscore, which no input does: a later play of the same run never takes it for an inventory variable.
+
 # kubespray's "fail if removed variables are used": old name -> what replaced it.
 REMOVED = {
     "vllm_engine_ready_timeout": "container_launch_ready_timeout (seconds to wait for each start wave)",

@@ -5,13 +5,17 @@
 
 A profile lists what its seed's ``docker run`` line maps besides the NPUs; the NPUs themselves
 (/dev/davinci0 .. N-1) come from the hardware table (_plan_model.HARDWARE), so the devices a container
-is given and the devices the planner shares out are one number. A profile written with its NPUs listed
-(an override copied from an older version) keeps them as they are.
+is given and the devices the planner shares out are one number. A profile that lists NPUs of its own (an
+override that maps fewer, or one copied from an older version) keeps exactly those.
 """
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
+
+NPU = re.compile(r"/dev/davinci\d+")
 
 
 def npu_devices(hardware):
@@ -23,7 +27,8 @@ def npu_devices(hardware):
 def container(profile, overrides=None, extra_devices=(), extra_volumes=()):
     """The profile with its hardware's NPUs first, the overrides over it, then the extra devices and mounts."""
     listed = list(profile.get("devices") or [])
-    npus = [device for device in npu_devices(profile.get("hardware")) if device not in listed]
+    own = any(NPU.fullmatch(str(device)) for device in listed)
+    npus = [] if own else npu_devices(profile.get("hardware"))
     result = dict(profile)
     result.update(overrides or {})
     result["devices"] = npus + listed + list(extra_devices or [])

@@ -61,3 +61,30 @@ def test_engine_specs_carry_the_plan_and_the_addons_by_role():
     assert prefill["ready"] == {"http": "http://192.0.2.41:9081/v1/models"}
     assert specs["vllm-prefill-dp1"]["ready"] == {"log": seeds.HEADLESS_READY_LOG}  # headless: no API to probe
     assert launch.launch_wave_numbers(plan) == [0, 1, 2, 3]
+
+
+def test_component_parts_keep_the_components_order_and_skip_those_without_the_key():
+    outputs = [{"service": {"name": "mooncake_master"}, "planner": {"kv_pool": {}}}, {"service": {"name": "pd_proxy"}},
+               {"engine_addon": {"env": {}}}]
+    assert launch.component_parts(outputs, "service") == [{"name": "mooncake_master"}, {"name": "pd_proxy"}]
+    assert launch.component_parts(outputs, "created_dirs") == [] and launch.component_parts([], "service") == []
+
+
+def test_cluster_specs_put_the_pool_before_the_engines_and_the_proxy_after():
+    engines = [{"name": "decode", "wave": 1}, {"name": "prefill", "wave": 2}, {"name": "decode-2", "wave": 1}]
+    services = [{"name": "proxy", "wave": 3}, {"name": "master", "wave": 0}]
+    assert [s["name"] for s in launch.cluster_specs(services, engines)] == ["master", "decode", "prefill", "decode-2", "proxy"]
+    together = [{"name": "prefill", "wave": 0}, {"name": "decode", "wave": 0}]  # 004 5.3: P and D start together
+    assert [s["name"] for s in launch.cluster_specs([{"name": "proxy", "wave": 1}], together)] == ["prefill", "decode", "proxy"]
+
+
+def test_a_driver_profile_gets_the_npus_of_its_hardware_first_and_keeps_listed_ones_once():
+    a3 = launch.driver_container({"hardware": "a3", "devices": ["/dev/davinci_manager"], "volumes": ["/a:/a"], "shm_size": "100g"},
+                                 {"shm_size": "64g", "devices": ["ignored"]}, ["/dev/extra"], ["/b:/b"])
+    assert a3["devices"] == ["/dev/davinci%d" % n for n in range(16)] + ["/dev/davinci_manager", "/dev/extra"]
+    assert a3["volumes"] == ["/a:/a", "/b:/b"] and a3["shm_size"] == "64g"  # overrides change settings, not the devices
+    # a profile that lists NPUs of its own (fewer, or an older version's full list) keeps exactly those
+    own = launch.driver_container({"hardware": "a2", "devices": ["/dev/davinci0", "/dev/davinci1", "/dev/hisi_hdc"]})
+    assert own["devices"] == ["/dev/davinci0", "/dev/davinci1", "/dev/hisi_hdc"]
+    assert launch.driver_container({"hardware": "h100", "devices": [], "gpus": True})["devices"] == []
+    assert launch.driver_container({"hardware": "cpu", "devices": []})["devices"] == []

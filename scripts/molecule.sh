@@ -21,8 +21,9 @@ if [ "$rc" -ne 0 ]; then
       done
     done
   } >>"$log" 2>&1
-  NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule destroy -s "$name" >>"$log" 2>&1  # --destroy never kept them for the look above
 fi
+# --destroy never kept the nodes for the look above: remove them now, whatever the outcome
+NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule destroy -s "$name" >>"$log" 2>&1
 grep -E "\] Executed: " "$log" | sed "s/^INFO *//"
 if [ "$rc" -ne 0 ]; then
   # The failed tasks, each with its task line and message, before the end of the log.

@@ -25,6 +25,7 @@ import re
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import merged
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
+from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name
 
 # Flags the planner renders itself, and the variable an operator sets instead (README, "What is refused").
 PLAN_OWNED = {
@@ -91,11 +92,6 @@ SECRET_FLAG = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
 HUMAN_INT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*$")
 MULTIPLIERS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
                "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def _dashed(key):
-    """A key as vLLM's parser spells it: no leading dashes, dashes for underscores."""
-    return str(key).lstrip("-").replace("_", "-")
 
 
 def canonical(key):
@@ -201,11 +197,11 @@ def flag_problems(cluster):
         if role not in cluster.groups:
             problem("vllm_engine_role_args.%s" % role, "the cluster has no %s group (it has: %s)"
                     % (role, ", ".join(sorted(cluster.groups))), "remove it, or name one of those roles")
-    known = {_dashed(flag) for flag in cluster.known_flags}
+    known = {flag_name(flag) for flag in cluster.known_flags}
     for variable, key, value in _given(cluster):
         where = "%s.%s" % (variable, key)
         flag, negated = canonical(key)
-        name = _dashed(key)
+        name = flag_name(key)
         if flag is None and name.partition(".")[0] in known:
             continue  # the operator's image has it: nothing known to check its value against
         if flag is None:

@@ -22,7 +22,7 @@ pool ({backend, bytes_per_worker} or null), ucm_storage ({host path: posix_capac
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
+from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name, size_bytes
 
 SERVICE = {"kind": "service", "role": "service"}
 
@@ -124,7 +124,7 @@ def engine_meta(process, model_path, flags, addons, gpus=None):
     """An engine's meta: the plan's facts of its process, the served model of its flags, what addons add
     (``meta`` of ucm_cache / mooncake_master / memcache_pool: pool {backend, per_worker}, ucm_storage)."""
     api = "http://%s:%d" % (process["address"], process["port"]) if process["api"] else None
-    served = next((value for key, value in flags.items() if str(key).lstrip("-").replace("_", "-") == "served-model-name"), None)
+    served = next((value for key, value in flags.items() if flag_name(key) == "served-model-name"), None)
     if isinstance(served, list):
         served = served[0] if served else None
     meta = {

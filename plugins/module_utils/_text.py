@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Text the collection reads and prints in one way: sizes, Prometheus pages, and aligned tables."""
+"""Text the collection reads and prints in one way: sizes, vllm serve flag names, Prometheus pages, and aligned tables."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ def size_bytes(text, docker=False):
     if not match:
         return None
     return int(float(match.group(1)) * 1024 ** UNITS.index((match.group(2) or "b").lower()))
+
+
+def flag_name(key):
+    """A vllm serve flag as vLLM's parser spells it: no leading dashes, dashes for underscores."""
+    return str(key).lstrip("-").replace("_", "-")
 
 
 def aligned(header, rows, limit=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils._text import aligned, size_bytes
+from ansible_collections.llmops.inference.plugins.module_utils._text import aligned, flag_name, size_bytes
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -33,3 +33,7 @@ def test_a_table_aligns_every_column_to_its_widest_cell_and_cuts_long_cells():
     assert lines == ["HOST     STATE", "n1       running", "node-22  3"]
     cut = aligned(("A", "B"), [("x" * 12, "end")], limit=8)
     assert cut == ["A         B", "xxxxx...  end"]
+
+
+def test_a_flag_name_is_spelt_as_vllms_parser_spells_it():
+    assert {flag_name(k) for k in ("--served-model-name", "served_model_name", "served-model-name")} == {"served-model-name"}

@@ -144,7 +144,7 @@ def cluster_status(states_by_host, specs):
 
 def driver_container(profile, overrides=None, extra_devices=None, extra_volumes=None):
     """An ascend_driver profile as the engine container's devices and mounts (its hardware's NPUs first)."""
-    return driver.container(profile, overrides, extra_devices or [], extra_volumes or [])
+    return driver.container(profile, overrides, extra_devices, extra_volumes)
 
 
 def ucm_storage_meta(config):

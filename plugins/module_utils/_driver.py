@@ -24,7 +24,7 @@ def npu_devices(hardware):
     return ["/dev/davinci%d" % n for n in range(kind.get("devices", 0))] if kind.get("ascend") else []
 
 
-def container(profile, overrides=None, extra_devices=(), extra_volumes=()):
+def container(profile, overrides=None, extra_devices=None, extra_volumes=None):
     """The profile with its hardware's NPUs first, the overrides over it, then the extra devices and mounts."""
     listed = list(profile.get("devices") or [])
     own = any(NPU.fullmatch(str(device)) for device in listed)

@@ -113,6 +113,10 @@ def report(checks, completion, counters, services, sharing=None):
             "%.0f ms" % (completion["ttft"] * 1000) if completion.get("ttft") is not None else "-",
             "%.0f ms" % (completion["seconds"] * 1000) if completion.get("seconds") is not None else "-",
             (completion.get("text") or "")[:40]))
+        warmup = completion.get("warmup")
+        if warmup and not warmup["served"]:
+            lines.append("the warm-up completion before it was not served (HTTP %s, %r): the first request between a "
+                         "decode and a prefill engine opens their KV side channel" % (warmup["status"] or "nothing", warmup["text"][:80]))
     still = []
     for name, row in sorted(counters.items()):
         shown = [metric for metric in CACHE_METRICS if metric in row["after"] or metric in row["before"]]

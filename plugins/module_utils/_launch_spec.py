@@ -115,12 +115,18 @@ def secret_digest(values, salt):
 def secret_values(record, sources):
     """The real values of a spec's secret environment (deploy mode, right before the container starts).
 
-    ``sources``: {"secret_env": vllm_engine_secret_env, "env": vllm_engine_env, "role_env": vllm_engine_role_env}.
+    ``sources``: {"secret_env": vllm_engine_secret_env, "env": vllm_engine_env, "role_env": vllm_engine_role_env,
+    "front_door": {"client_keys": pd_proxy_client_keys, "admin_keys": pd_proxy_admin_keys}}.
     """
     if not record:
         return {}
     values = role_values(sources, record["role"])
     aliases = record.get("aliases") or {}  # a name whose value is another variable's (the proxy's key)
+    # a name whose value is a list in another source, one item per line (the front door's keys: [source, field])
+    for name, (source, field) in (record.get("sources") or {}).items():
+        items = (sources.get(source) or {}).get(field)
+        if items:
+            values[name] = "\n".join(str(item) for item in items)
     missing = [name if name not in aliases else "%s (from %s)" % (name, aliases[name])
                for name in record["names"] if aliases.get(name, name) not in values]
     if missing:
@@ -134,25 +140,6 @@ def role_values(sources, role):
     values.update(((sources.get("role_env") or {}).get(role)) or {})
     values.update(sources.get("secret_env") or {})
     return values
-
-
-def proxy_auth(sources, cluster):
-    """The PD proxy's env and secret_env when the engines have an API key (else None).
-
-    vLLM then answers 401 on /v1/* without the key; vllm-ascend's load-balance proxy sends
-    ``Bearer $OPENAI_API_KEY`` to every prefill and decode engine, so it gets VLLM_API_KEY's value
-    under that name. One key reaches both roles: the proxy cannot send two.
-    """
-    keys = {role: role_values(sources, role).get(API_KEY_ENV) for role in ("prefill", "decode")}
-    if not any(keys.values()):
-        return None
-    if keys["prefill"] != keys["decode"]:
-        raise ValueError("cluster %s: the prefill and decode engines get different %s values (vllm_engine_role_env), "
-                         "but the PD proxy sends one key to both. Fix: give both roles the same key in "
-                         "vllm_engine_secret_env." % (cluster, API_KEY_ENV))
-    record = {"names": [PROXY_KEY_ENV], "role": "prefill", "aliases": {PROXY_KEY_ENV: API_KEY_ENV},
-              "digest": secret_digest({PROXY_KEY_ENV: str(keys["prefill"])}, cluster)}
-    return {"env": {PROXY_KEY_ENV: SECRET_PLACEHOLDER}, "secret_env": record}
 
 
 def mask_secrets(env, role, secret_env, cluster, digests):
@@ -169,6 +156,17 @@ def mask_secrets(env, role, secret_env, cluster, digests):
     return {"names": names, "role": role, "digest": digests[key]}
 
 
+def plain_api_key(engine, cluster):
+    """Refuse the engines' key in plain environment: its value would be in every plan file and container label
+    unmasked (only the secret-looking names are masked, and only when deploy knows where they come from)."""
+    plain = [("vllm_engine_env", engine.get("env") or {})]
+    plain += [("vllm_engine_role_env.%s" % role, env or {}) for role, env in sorted((engine.get("role_env") or {}).items())]
+    for variable, env in plain:
+        if API_KEY_ENV in env:
+            raise ValueError("cluster %s: %s sets %s, the engines' API key, in plain environment. Fix: move it to "
+                             "vllm_engine_secret_env (in a vault)." % (cluster, variable, API_KEY_ENV))
+
+
 def engine_specs(plan, engine):
     """The launch specs of every engine process of the plan.
 
@@ -178,6 +176,7 @@ def engine_specs(plan, engine):
     memcache_pool, mooncake_master; an addon's ``by_role`` adds more of each per engine role) and
     secret_env (masked, see the module's docstring).
     """
+    plain_api_key(engine, plan["cluster"])
     waves = engine_waves(plan)
     driver = engine["driver"]
     specs = []
@@ -228,17 +227,6 @@ def engine_specs(plan, engine):
                                        gpus=process["devices"] if driver.get("gpus") else None),
         ))
     return specs
-
-
-def proxy_command(script, host, port, endpoints, extra_flags=None):
-    """The load-balance proxy's argv with every prefill API endpoint and every decode rank (004 5.3)."""
-    prefill, decode = endpoints["prefill"], endpoints["decode"]
-    return (["python", script, "--host", host, "--port", str(port),
-             "--prefiller-hosts"] + [e["address"] for e in prefill]
-            + ["--prefiller-ports"] + [str(e["port"]) for e in prefill]
-            + ["--decoder-hosts"] + [e["address"] for e in decode]
-            + ["--decoder-ports"] + [str(e["port"]) for e in decode]
-            + render_flags(extra_flags or {}))
 
 
 def plan_table(specs):

@@ -12,6 +12,7 @@ import http.client
 import json
 import re
 import socket
+import ssl
 import urllib.parse
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
@@ -39,12 +40,16 @@ class Docker:
         return out + err
 
 
-def http_get(url, headers=None, timeout=3):
+def http_get(url, headers=None, timeout=3, ca_path=None):
     """(status, body) of a GET. A plain HTTP/1.1 request without "Connection: close": Memcache's
-    metrics server (memcache-hybrid 1.3.0) answers such a request without its body."""
+    metrics server (memcache-hybrid 1.3.0) answers such a request without its body. HTTPS checks the
+    certificate against ca_path (else the system's trust store)."""
     parts = urllib.parse.urlsplit(url)
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout)
+    if parts.scheme == "https":
+        context = ssl.create_default_context(cafile=ca_path or None)
+        connection = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout, context=context)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         connection.request("GET", parts.path or "/", headers=headers or {})
         response = connection.getresponse()
@@ -57,7 +62,7 @@ def probe(docker, spec):
     ready = spec.get("ready") or {}
     if "http" in ready:
         try:
-            status, body = http_get(ready["http"])
+            status, body = http_get(ready["http"], ca_path=ready.get("ca"))
         except (OSError, http.client.HTTPException):  # refused, reset, timed out: not yet
             return False
         if status != 200:

@@ -50,6 +50,14 @@ options:
   api_key:
     description: The key of the engines' API (C(VLLM_API_KEY)), when they have one.
     type: str
+  front_key:
+    description:
+      - A client key of the PD proxy's front door (one of C(pd_proxy_client_keys)), for the completion through it.
+      - When the front door checks keys, verify also sends it a completion without one, which must be refused (401).
+    type: str
+  ca_path:
+    description: CA bundle to check an HTTPS front door's certificate with (else the system's trust store).
+    type: path
   timeout:
     description: Seconds each request may take.
     type: float
@@ -116,18 +124,19 @@ from ansible_collections.llmops.inference.plugins.module_utils._text import pars
 
 
 class Client:
-    def __init__(self, api_key, timeout):
+    def __init__(self, api_key, timeout, ca_path=None):
         self.headers = {"Content-Type": "application/json"}
         if api_key:
             self.headers["Authorization"] = "Bearer " + api_key
         self.timeout = timeout
+        self.ca_path = ca_path
 
     def get(self, url):
         """(status, body, seconds); status 0 when nothing answered. Through http_get: urllib's
         "Connection: close" makes Memcache's metrics server drop the body."""
         start = time.monotonic()
         try:
-            status, body = http_get(url, self.headers, self.timeout)
+            status, body = http_get(url, self.headers, self.timeout, ca_path=self.ca_path)
             return status, body.decode(errors="replace"), time.monotonic() - start
         except (OSError, http.client.HTTPException) as err:
             return 0, str(err), time.monotonic() - start
@@ -136,7 +145,7 @@ class Client:
         return self._send(url, json.dumps(body).encode())
 
     def _open(self, url, data):
-        return open_url(url, data=data, headers=self.headers, method="POST", timeout=self.timeout)
+        return open_url(url, data=data, headers=self.headers, method="POST", timeout=self.timeout, ca_path=self.ca_path)
 
     def _send(self, url, data):
         start = time.monotonic()
@@ -179,22 +188,35 @@ def metrics(client, specs):
     return {spec["name"]: parse_metrics(client.get(verify.base_url(spec) + "/metrics")[1]) for spec in specs}
 
 
-def requests(client, found, problems, pd):
-    """The streamed completion through the front and the long prompt sent twice, between two readings of
-    the counters; adds what failed to problems."""
+def refused_without_key(front_client, front, problems):
+    """A front door that checks keys must refuse a completion without one (its 401 is the proof)."""
+    if not spec_meta.of(front).get("client_auth"):
+        return
+    anonymous = Client(None, front_client.timeout, front_client.ca_path)
+    code, body, _seconds = anonymous.post(verify.base_url(front) + "/v1/completions", {"prompt": "no key", "max_tokens": 1})
+    if code != 401:
+        problems.append("%s on %s answered a completion without a key with HTTP %s, not 401: %s" % (
+            front["name"], front["host"], code or "nothing", body[:120]))
+
+
+def requests(client, found, problems, pd, front_client=None):
+    """The streamed completion through the front (with the front door's key) and the long prompt sent twice,
+    between two readings of the counters; adds what failed to problems."""
     front = found["front"]
+    front_client = front_client or client
+    refused_without_key(front_client, front, problems)
     # greedy and ignore_eos (vLLM's): a sampled answer may be only the first bytes of a character, or end at
     # once, which says nothing about the cluster; a greedy one is the same on every run
     body = {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8, "temperature": 0, "ignore_eos": True}
     # A warm-up first, reported but not judged: a decode engine opens its KV side channel to a prefill engine on
     # the first request between them, and vLLM's NIXL handshake gives the answer a fixed 5 s (base_worker.py,
     # RCVTIMEO 5000), which a loaded node can exceed; that request then fails while every later one is served.
-    warm_code, warm_text, _ttft, warm_seconds = client.stream(verify.base_url(front) + "/v1/completions", body)
+    warm_code, warm_text, _ttft, warm_seconds = front_client.stream(verify.base_url(front) + "/v1/completions", body)
     warmup = {"status": warm_code, "seconds": warm_seconds, "served": bool(warm_code == 200 and warm_text.strip()),
               "text": warm_text[:200]}
     before = metrics(client, found["api"])
     services_before = metrics(client, found["services"])
-    code, text, ttft, seconds = client.stream(verify.base_url(front) + "/v1/completions", body)
+    code, text, ttft, seconds = front_client.stream(verify.base_url(front) + "/v1/completions", body)
     completion = {"front": front["name"], "status": code, "ttft": ttft, "seconds": seconds, "text": text, "warmup": warmup}
     answered = code == 200 and text.strip()
     if not answered:
@@ -227,13 +249,17 @@ def main():
             specs=dict(type="list", elements="dict", required=True),
             states=dict(type="dict", required=True),
             api_key=dict(type="str", no_log=True),
+            front_key=dict(type="str", no_log=True),
+            ca_path=dict(type="path"),
             timeout=dict(type="float", default=60),
             require_shared_pool=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
     specs = module.params["specs"]
-    client = Client(module.params["api_key"], module.params["timeout"])
+    client = Client(module.params["api_key"], module.params["timeout"], module.params["ca_path"])
+    # the proxy's front door has keys of its own; without a front door the front is an engine, asked with the engines' key
+    front_client = Client(module.params["front_key"] or module.params["api_key"], module.params["timeout"], module.params["ca_path"])
     state = status.cluster_status(module.params["states"], specs)
     problems = list(state["degraded"])
     # a container already reported down is not asked again: one problem per cause
@@ -262,7 +288,8 @@ def main():
 
     result = {"counters": {}, "completion": None, "pool": None}
     if found["front"]:
-        result = requests(client, found, problems, pd=planned["proxy"] is not None)
+        result = requests(client, found, problems, pd=planned["proxy"] is not None,
+                          front_client=front_client if found["front"] is found["proxy"] else client)
     if module.params["require_shared_pool"] and result["pool"] and not result["pool"]["found"]:
         problems.append(verify.pool_line(result["pool"]))
     report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"])

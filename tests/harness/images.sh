@@ -17,7 +17,7 @@ mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/nu
 # wheels built for Python 3.11 that run on the CPU.
 VLLM_ASCEND=0.23.0.post1
 ENGINE_PIP="fastapi<0.124.0 httpx uvicorn pyyaml mooncake-transfer-engine-non-cuda==0.3.13.post1 memcache-hybrid==1.3.0 memfabric-hybrid==1.3.0"
-NODE_PACKAGES=docker.io,iptables,python3,python3-requests,procps,iproute2,ca-certificates,openssh-server
+NODE_PACKAGES=docker.io,iptables,nftables,python3,python3-requests,procps,iproute2,ca-certificates,openssh-server
 ENGINE_PACKAGES=python3,python3-venv,libibverbs1,libnuma1,libcurl4,ca-certificates,procps,iproute2
 
 inputs_hash() { cat "$@" | sha256sum | cut -c1-16; }

@@ -154,11 +154,12 @@ def dns_port(name):
 def start_node(name, address, npus, gpus):
     if ipaddress.ip_address(address) not in ipaddress.ip_network(SUBNET):
         sys.exit("node %s: address %s is outside the harness network %s" % (name, address, SUBNET))
-    state = docker("inspect", "-f", "{{.State.Running}}", name, check=False).stdout.strip()
-    if state == "true":
+    state, _sep, image = docker("inspect", "-f", "{{.State.Running}} {{.Image}}", name, check=False).stdout.strip().partition(" ")
+    if state == "true" and image == image_id(NODE_IMAGE):
         return
-    if state:
-        docker("rm", "-f", name)
+    if state:  # stopped, or made from an older node image (one without a package the tests now need)
+        docker("rm", "-f", "-v", name)
+        docker("volume", "rm", name + "-docker", check=False)
     # The host's Docker listens for the node's DNS on 127.0.0.11 at a random TCP port of the node's own
     # network namespace, which the node's reserved ports do not keep out (36683 and 34933 were seen): one
     # in a range the plans use (a Mooncake kv_port, an HCCL range) fails preflight ("port held by an

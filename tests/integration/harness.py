@@ -51,9 +51,9 @@ def containers(node, cluster):
     return found
 
 
-def http_json(url, body=None, timeout=30):
+def http_json(url, body=None, timeout=30, headers=None):
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url, data=data, headers=dict({"Content-Type": "application/json"}, **(headers or {})))
     with urllib.request.urlopen(request, timeout=timeout) as response:
         text = response.read().decode()
     return json.loads(text) if text else None

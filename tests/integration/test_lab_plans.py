@@ -172,8 +172,10 @@ def test_004_5_3_and_5_4_a3(lab_plans, cluster, pool):
         assert spec["env"] == env, name
         assert_docker(spec, A3_DEVICES, A3_VOLUMES + ([MEMCACHE_MOUNT] if pool else []), shm_size="100g")
     proxy = plan.spec(prefix + "_prefill", "pd-proxy")
-    # 004 5.3 A3 proxy script: P_N=2 from 9081, D_N=8 from 9900.
-    assert proxy["command"] == [
+    # 004 5.3 A3 proxy script: P_N=2 from 9081, D_N=8 from 9900. It runs through the front door's launcher
+    # (issue 20), which hands the upstream script its own argv unchanged.
+    assert proxy["command"][:2] == ["python", "/etc/llmops/pd_proxy/front_door.py"]
+    assert ["python", proxy["env"]["LLMOPS_FRONT_DOOR_UPSTREAM"]] + proxy["command"][2:] == [
         "python", "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py",
         "--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", p_ip, p_ip, "--prefiller-ports", "9081", "9082",
         "--decoder-hosts"] + [d_ip] * 8 + ["--decoder-ports"] + [str(p) for p in range(9900, 9908)]
@@ -329,6 +331,11 @@ def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
     assert proxy["wave"] == 1 and proxy["image"] == "quay.io/ascend/vllm-ascend:v0.30.0rc1"
     assert proxy["command"][-8:] == ["--prefiller-hosts", "192.0.2.81", "--prefiller-ports", "8100",
                                      "--decoder-hosts", "192.0.2.82", "--decoder-ports", "8200"]
+    # the launcher and the plan's instances (all /instances/add accepts) are files of the spec, mounted read-only
+    assert json.loads(proxy["files"]["/etc/llmops/pd_proxy/instances.json"]) == {"prefill": ["192.0.2.81:8100"],
+                                                                                 "decode": ["192.0.2.82:8200"]}
+    assert "class FrontDoor" in proxy["files"]["/etc/llmops/pd_proxy/front_door.py"]
+    assert proxy["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
 
 
 @pytest.mark.parametrize("cluster", CLUSTERS)

@@ -25,13 +25,16 @@ leaves nothing running. So the order is the scenario's: run the module whole.
 from __future__ import annotations
 
 import datetime
+import http.client
 import json
 import os
 import re
+import ssl
 import subprocess
 import tarfile
 import time
 import urllib.error
+import urllib.request
 
 import pytest
 
@@ -212,11 +215,30 @@ def test_waiting_prints_which_ranks_are_still_loading(deployed):
     wait_http(PROXY + "/healthcheck")
 
 
+ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
+CLIENT_KEYS = ["client-old-4711", "client-new-4711"]
+ADMIN_KEY = "admin-4711"
+
+
+def attempts_from_outside(client_key, old_key=""):
+    """The catalogue (tests/harness/front_door_attempts.py) from a container on the nodes' network that is not a node."""
+    run = subprocess.run(["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
+                          "-v", "%s:/attempts:ro" % (ROOT / "tests" / "harness"), "--entrypoint", "python3", "llmops-node:test",
+                          "/attempts/front_door_attempts.py", "--proxy", PROXY, "--engine", "http://10.213.7.43:9900",
+                          "--bait-host", ATTACKER, "--bait-port", "9900", "--client-key", client_key, "--old-key", old_key,
+                          "--admin-key", ADMIN_KEY], capture_output=True, text=True, timeout=180, check=True)
+    found = json.loads(run.stdout)
+    return {a["attempt"]: a["status"] for a in found["attempts"]}, found["bait"]
+
+
 def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
-    """vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too."""
+    """vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too. The front door
+    (issue 20) then checks client keys: the catalogue of attempts from outside, and a key rotated out."""
     planted = "s3cr3t-planted-4711"
-    result = deploy("-vvv", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
-    assert planted not in result.output
+    keys = {"vllm_engine_secret_env": {"VLLM_API_KEY": planted}, "pd_proxy_client_keys": CLIENT_KEYS,
+            "pd_proxy_admin_keys": [ADMIN_KEY]}
+    result = deploy("-vvv", "-e", json.dumps(keys))
+    assert planted not in result.output and not any(key in result.output for key in CLIENT_KEYS + [ADMIN_KEY])
     assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
     env = json.loads(node_docker("llmops-pd-a2-d0", "inspect", "-f", "{{json .Config.Env}}", "vllm-ascend-decode-dp0").stdout)
     assert "VLLM_API_KEY=" + planted in env
@@ -224,23 +246,91 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     with pytest.raises(urllib.error.HTTPError, match="401"):
         http_json("http://10.213.7.43:9900/v1/models")
     env = json.loads(node_docker("llmops-pd-a2-p0", "inspect", "-f", "{{json .Config.Env}}", "pd-proxy").stdout)
-    assert "OPENAI_API_KEY=" + planted in env
+    assert "OPENAI_API_KEY=" + planted in env and "LLMOPS_FRONT_DOOR_KEYS=" + "\n".join(CLIENT_KEYS) in env
     wait_http(PROXY + "/healthcheck")
-    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "with a key", "max_tokens": 4})
+    with pytest.raises(urllib.error.HTTPError, match="401"):
+        http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "without a key", "max_tokens": 4})
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "with a key", "max_tokens": 4},
+                       headers={"Authorization": "Bearer " + CLIENT_KEYS[0]})
     assert answer["choices"][0]["text"]
-    result = deploy("-vvv", "--check", "--diff", "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": "rotated-" + planted}}))
+    # the launcher runs with umask 077: the upstream manager's authkey file (workers > 1) is its owner's alone
+    # the proxy's Python processes: argv[1] is the launcher (not docker-init's "-- python ...", nor this one)
+    umasks = ("import glob; print(sorted({open(p[:-7] + 'status').read().split('Umask:')[1].split()[0] "
+              "for p in glob.glob('/proc/[0-9]*/cmdline') if open(p, 'rb').read().split(b'\\0')[1:2] "
+              "== [b'/etc/llmops/pd_proxy/front_door.py']}))")
+    assert node_docker("llmops-pd-a2-p0", "exec", "pd-proxy", "python3", "-c", umasks).stdout.strip() == "['0077']"
+    tried, bait = attempts_from_outside(CLIENT_KEYS[1])
+    print("attempts from outside (client keys %s): %s" % (CLIENT_KEYS, json.dumps(tried, indent=1)))
+    refused = {name: code for name, code in tried.items() if code in (401, 403)}
+    assert set(tried) - set(refused) == {"healthcheck (open)", "completion with a client key"}
+    assert tried["healthcheck (open)"] == 200 and tried["completion with a client key"] == 200
+    assert tried["/instances/add of the attacker with the admin key"] == 403  # not an instance of the plan
+    assert bait == []  # the proxy never asked the attacker, so never sent it the engines' key
+    # from the proxy's own host, the admin key adds a planned instance (the upstream answers it)
+    post = ("import json, sys, urllib.request as u; r = u.Request('http://127.0.0.1:8081/instances/add', data=json.dumps("
+            "{'type': 'decode', 'instances': ['10.213.7.43:9900']}).encode(), headers={'Authorization': 'Bearer ' + sys.argv[1], "
+            "'Content-Type': 'application/json'}); print(u.urlopen(r, timeout=10).status)")
+    assert node_exec("llmops-pd-a2-p0", "python3", "-c", post, ADMIN_KEY).stdout.strip() == "200"
+    # the old client key rotated out: only the proxy restarts, and the old key is refused from then on
+    before = container_ids()
+    deploy("-e", json.dumps(dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:])))
+    after = container_ids()
+    assert [name for name in after if after[name] != before[name]] == ["pd-proxy"]
+    wait_http(PROXY + "/healthcheck")
+    tried, bait = attempts_from_outside(CLIENT_KEYS[1], old_key=CLIENT_KEYS[0])
+    assert tried["completion with a rotated-out key"] == 401 and tried["completion with a client key"] == 200 and bait == []
+    result = deploy("-vvv", "--check", "--diff", "-e", json.dumps(dict(keys, vllm_engine_secret_env={"VLLM_API_KEY": "rotated-" + planted})))
     assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
-    check_log_bundle(tmp_path, planted)
+    check_log_bundle(tmp_path, dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:]))
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
 
 
-def check_log_bundle(tmp_path, planted):
+def make_certificate(directory, address):
+    """A CA and a certificate it signed for the address (openssl), in directory: ca.crt, tls.crt, tls.key."""
+    request = ["openssl", "req", "-nodes", "-newkey", "rsa:2048", "-subj"]
+    subprocess.run(request + ["/CN=llmops test CA", "-x509", "-days", "1", "-keyout", str(directory / "ca.key"),
+                              "-out", str(directory / "ca.crt")], check=True, capture_output=True)
+    subprocess.run(request + ["/CN=front-door", "-keyout", str(directory / "tls.key"), "-out", str(directory / "tls.csr")],
+                   check=True, capture_output=True)
+    (directory / "san.cnf").write_text("subjectAltName=IP:%s\n" % address)
+    subprocess.run(["openssl", "x509", "-req", "-in", str(directory / "tls.csr"), "-CA", str(directory / "ca.crt"), "-CAkey",
+                    str(directory / "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", str(directory / "san.cnf"),
+                    "-out", str(directory / "tls.crt")], check=True, capture_output=True)
+
+
+def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tmp_path):
+    """pd_proxy_tls_* (issue 20): the proxy serves HTTPS only; readiness, verify and status check its certificate
+    against the operator's CA on the host."""
+    make_certificate(tmp_path, "10.213.7.41")
+    node_exec("llmops-pd-a2-p0", "mkdir", "-p", "/etc/llmops-test-tls")
+    for name in ("ca.crt", "tls.crt", "tls.key"):
+        subprocess.run(["docker", "cp", str(tmp_path / name), "llmops-pd-a2-p0:/etc/llmops-test-tls/" + name], check=True)
+    node_exec("llmops-pd-a2-p0", "chmod", "0644", "/etc/llmops-test-tls/tls.key")  # the proxy's user reads it in its container
+    tls = {"pd_proxy_tls_cert": "/etc/llmops-test-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-test-tls/tls.key",
+           "pd_proxy_tls_ca": "/etc/llmops-test-tls/ca.crt"}
+    deploy("-e", json.dumps(tls))
+    context = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
+    with urllib.request.urlopen("https://10.213.7.41:8081/healthcheck", timeout=10, context=context) as answer:
+        assert answer.status == 200
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        http_text(PROXY + "/healthcheck")  # no plain HTTP on the port
+    verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", json.dumps(tls), check=False)
+    assert verified.returncode == 0, verified.output[-3000:]
+    assert re.search(r"completion through pd-proxy: HTTP 200, time to first token \d+ ms", verified.output)
+    assert status("-e", json.dumps(tls)).returncode == 0
+    deploy()  # back to the good plan for the remaining tests
+    wait_http(PROXY + "/healthcheck")
+
+
+def check_log_bundle(tmp_path, keys):
     """logs.yml: one bundle with every planned container's log and inspect, the plan and a manifest,
-    and its .tar.gz; the planted secret appears nowhere in it, masked where docker shows env."""
+    and its .tar.gz; the planted secret and the front door's keys appear nowhere in it, masked where docker shows env."""
+    planted = keys["vllm_engine_secret_env"]["VLLM_API_KEY"]
+    secrets = [planted] + keys["pd_proxy_client_keys"] + keys["pd_proxy_admin_keys"]
     result = run_playbook("logs.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_logs_dir=%s" % tmp_path,
-                          "-e", json.dumps({"vllm_engine_secret_env": {"VLLM_API_KEY": planted}}))
-    assert planted not in result.output
+                          "-e", json.dumps(keys))
+    assert not any(secret in result.output for secret in secrets)
     bundle = next(path for path in tmp_path.iterdir() if path.is_dir())
     assert re.fullmatch(r"pd_a2-\d{8}T\d{6}Z", bundle.name)
     planned = {name for node, _ip in NODES.values() for name in containers(node, "pd_a2")}
@@ -258,7 +348,7 @@ def check_log_bundle(tmp_path, planted):
         names = tar.getnames()
         assert bundle.name + "/manifest.json" in names
         texts = [tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()]
-    assert len(texts) == len(manifest["files"]) + 1 and not any(planted in text for text in texts)
+    assert len(texts) == len(manifest["files"]) + 1 and not any(secret in text for text in texts for secret in secrets)
 
 
 def status(*extra):
@@ -403,6 +493,65 @@ def test_a_broken_inventory_fails_with_the_planner_message_and_changes_nothing(d
     assert all_containers() == before
 
 
+FIREWALL = {"host_firewall_enabled": True, "host_firewall_client_networks": [ATTACKER + "/32"]}
+# Listeners of the plan that only the cluster may reach: P0's prefill API, DP RPC (its DP master) and Mooncake side
+# channel, D0's first decode API; and the front door, which the client network may.
+INTERNAL = ["10.213.7.41:9081", "10.213.7.41:12321", "10.213.7.41:30000", "10.213.7.43:9900"]
+FRONT_DOOR = "10.213.7.41:8081"
+
+
+def tcp_from(where, addresses):
+    """{address: connected / refused / ...} of TCP connections from the attacker container or a node."""
+    script = ROOT / "tests" / "harness" / "front_door_attempts.py"
+    if where == "attacker":
+        command = ["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
+                   "-v", "%s:/attempts:ro" % script.parent, "--entrypoint", "python3", "llmops-node:test",
+                   "/attempts/" + script.name, "--tcp", *addresses]
+    else:
+        command = ["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses]
+    run = subprocess.run(command, input=script.read_text() if where != "attacker" else None, capture_output=True,
+                         text=True, timeout=120, check=True)
+    return json.loads(run.stdout)["tcp"]
+
+
+def tables(node):
+    return node_exec(node, "nft", "list", "tables").stdout.split()
+
+
+def test_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed):
+    """host_firewall (issue 20): from the plan, every host's own nftables table. Outside the cluster only the front
+    door answers, and only to the client network; inside, every planned port answers. Left on for the teardown."""
+    node_exec("llmops-pd-a2-p0", "nft", "add", "table", "inet", "other_owner")  # someone else's rules
+    before = tcp_from("attacker", INTERNAL + [FRONT_DOOR])
+    assert set(before.values()) == {"connected"}, before  # open to anyone that routes to the nodes
+    result = deploy("-e", json.dumps(FIREWALL))
+    assert all(recap_changed(result.output)[host] > 0 for host in NODES)  # every host loaded its table
+    outside, inside = tcp_from("attacker", INTERNAL + [FRONT_DOOR]), tcp_from("llmops-pd-a2-p1", INTERNAL + [FRONT_DOOR])
+    print("from the attacker: %s; from pd_a2_p1: %s" % (outside, inside))
+    assert {a: outside[a] for a in INTERNAL} == dict.fromkeys(INTERNAL, "refused") and outside[FRONT_DOOR] == "connected"
+    assert set(inside.values()) == {"connected"}
+    assert "llmops_pd_a2" in tables("llmops-pd-a2-d1") and "other_owner" in tables("llmops-pd-a2-p0")
+    # a second run loads nothing; status checks every table; --check --diff shows a change and applies none
+    again = recap_changed(deploy("-e", json.dumps(FIREWALL)).output)
+    assert {host: again[host] for host in NODES} == dict.fromkeys(NODES, 0)
+    assert status("-e", json.dumps(FIREWALL)).returncode == 0
+    wider = dict(FIREWALL, host_firewall_client_networks=[ATTACKER + "/32", "10.213.7.251/32"])
+    shown = deploy("--check", "--diff", "-e", json.dumps(wider))
+    assert "+  set client_networks { type ipv4_addr; flags interval; elements = { 10.213.7.250/32, 10.213.7.251/32 } }" in shown.output
+    assert "10.213.7.251" not in node_exec("llmops-pd-a2-p0", "nft", "list", "table", "inet", "llmops_pd_a2").stdout
+    # a table someone removed is named by status and loaded again by deploy
+    node_exec("llmops-pd-a2-d1", "nft", "delete", "table", "inet", "llmops_pd_a2")
+    degraded = status("-e", json.dumps(FIREWALL))
+    assert degraded.returncode != 0
+    assert "the firewall table inet llmops_pd_a2 on pd_a2_d1 is not loaded" in " ".join(degraded.output.split())
+    assert recap_changed(deploy("-e", json.dumps(FIREWALL)).output)["pd_a2_d1"] > 0
+    assert tcp_from("attacker", ["10.213.7.44:9900"]) == {"10.213.7.44:9900": "refused"}
+    assert status("-e", json.dumps(FIREWALL)).returncode == 0
+    # verify, from the cluster's first host, still proves serving through the front door
+    assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", json.dumps(FIREWALL),
+                        check=False).returncode == 0
+
+
 @pytest.mark.parametrize("confirmation", [[], ["-e", "llmops_confirm_teardown=pd_pool_a2"]])
 def test_teardown_refuses_without_the_cluster_name_as_confirmation(deployed, confirmation):
     before = all_containers()
@@ -421,4 +570,7 @@ def test_teardown_removes_every_container_and_keeps_the_model(deployed):
     assert "vllm-ascend-decode-old2" in all_containers()["pd_a2_d0"]
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
     assert all_containers() == {host: {} for host in NODES}
+    # the host firewall the previous phase left on: its tables gone, someone else's kept
+    assert not any("llmops_pd_a2" in tables(node) for node, _ip in NODES.values())
+    assert "other_owner" in tables("llmops-pd-a2-p0")
     assert "config.json" in node_exec("llmops-pd-a2-p0", "ls", "/root/.cache/GLM-5.3-Flash-w8a8").stdout

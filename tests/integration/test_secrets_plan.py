@@ -18,7 +18,9 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
                                    "HCCL_OP_EXPANSION_MODE": "AIV", "HCCL_BUFFSIZE": "1024",
                                    "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "3000", "HCCL_EXEC_TIMEOUT": "3600",
                                    "HCCL_CONNECT_TIMEOUT": "1200", "VLLM_RPC_TIMEOUT": "3600000", "OMP_PROC_BIND": "false",
-                                   "OMP_NUM_THREADS": "10", "MY_SERVICE_PASSWORD": "pw-" + PLANTED}}
+                                   "OMP_NUM_THREADS": "10", "MY_SERVICE_PASSWORD": "pw-" + PLANTED},
+               # the front door's own keys (issue 20): two client keys while rotating, one admin key
+               "pd_proxy_client_keys": ["client-" + PLANTED, "client2-" + PLANTED], "pd_proxy_admin_keys": ["admin-" + PLANTED]}
     plan_dir = tmp_path / "plan"
     result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-vvv", "-e", json.dumps(secrets),
                           "-e", "llmops_plan_dir=%s" % plan_dir)
@@ -30,8 +32,24 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
     assert decode["env"]["VLLM_API_KEY"] == decode["env"]["HF_TOKEN"] == decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_SERVICE_PASSWORD", "VLLM_API_KEY"]
     proxy = json.loads(files["pd-proxy.json"])  # the proxy's Bearer token to the engines: the same key, masked
-    assert proxy["env"] == {"OPENAI_API_KEY": "<secret>"}
-    assert proxy["secret_env"]["names"] == ["OPENAI_API_KEY"] and proxy["secret_env"]["aliases"] == {"OPENAI_API_KEY": "VLLM_API_KEY"}
+    assert {name: value for name, value in proxy["env"].items() if value == "<secret>"} == dict.fromkeys(
+        ["OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS"], "<secret>")
+    assert proxy["secret_env"]["aliases"] == {"OPENAI_API_KEY": "VLLM_API_KEY"}
+    assert proxy["meta"]["client_auth"] and proxy["meta"]["admin_auth"]
+
+
+def test_engines_with_a_key_behind_an_open_front_door_are_refused_unless_asked(tmp_path):
+    keyed = {"vllm_engine_secret_env": {"VLLM_API_KEY": PLANTED}}
+    result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-e", json.dumps(keyed),
+                          "-e", "llmops_plan_dir=%s" % (tmp_path / "refused"), check=False)
+    assert result.returncode != 0 and not (tmp_path / "refused").exists()
+    assert "cluster pd_a2: the engines have an API key (vllm_engine_secret_env.VLLM_API_KEY) but the PD proxy, the " \
+        "cluster's front door, would serve anyone: pd_proxy_client_keys is empty." in " ".join(result.output.split())
+    assert PLANTED not in result.output
+    opened = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-e", json.dumps(dict(keyed, pd_proxy_open_front_door=True)),
+                          "-e", "llmops_plan_dir=%s" % (tmp_path / "open"))
+    proxy = json.loads((tmp_path / "open" / "pd_a2_p0" / "pd-proxy.json").read_text())
+    assert proxy["meta"]["client_auth"] is False and PLANTED not in opened.output
 
 
 def test_an_api_key_flag_is_refused_with_the_secret_variable_as_fix():

@@ -6,12 +6,13 @@
     python checks.py dp-spread API_URL [--requests 12]
         concurrent requests to the API server of a DP group reach more than one engine: vLLM's
         vllm:request_success_total counts them per engine label.
-    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL [--api-key KEY]
+    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL [--api-key KEY] [--client-key KEY]
         a greedy completion through the PD proxy is decoded with the prefill's KV (the decode's
         prompt tokens of source external_kv_transfer rise) and its text equals what the prefill
         engine alone answers for the same prompt (the single-engine baseline). With --api-key, the
         engines must refuse /v1/* without it (401): the proxy then got through with the key the
-        collection gave it.
+        collection gave it. With --client-key, the proxy's front door must refuse a completion
+        without it (401) and serve one with it, while the engines refuse the client key.
 
 Prints what it measured; exits 1 naming what failed. Only addresses of the harness are asked.
 """
@@ -31,8 +32,8 @@ HEADERS = {"Content-Type": "application/json"}  # plus the engines' key (--api-k
 PROMPT = "The future of AI is a cluster that serves every request with prefill and decode on nodes whose devices hold"
 
 
-def post(url, body, timeout=120):
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=HEADERS)
+def post(url, body, timeout=120, headers=None):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=HEADERS if headers is None else headers)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read().decode() or "{}")
 
@@ -64,9 +65,9 @@ def refuses_without_key(url):
     return False
 
 
-def completion(url, name, prompt, max_tokens=16):
+def completion(url, name, prompt, max_tokens=16, headers=None):
     body = {"model": name, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True}
-    answer = post(url + "/v1/completions", body)
+    answer = post(url + "/v1/completions", body, headers=headers)
     return answer["choices"][0]["text"]
 
 
@@ -99,15 +100,27 @@ def pd_baseline(args):
             sys.exit("PD: %s answered /v1/models without the API key" % ", ".join(open_engines))
         print("both engines refuse /v1/models without the API key (401)")
     name = model(args.prefill)
+    front = HEADERS
+    if args.client_key:
+        front = {"Content-Type": "application/json", "Authorization": "Bearer " + args.client_key}
+        for what, url, headers in (("the front door without a key", args.proxy, {"Content-Type": "application/json"}),
+                                   ("the prefill engine with the client key", args.prefill, front)):
+            try:
+                completion(url, name, "refused", 1, headers=headers)
+                sys.exit("PD: %s served a completion" % what)
+            except urllib.error.HTTPError as err:
+                if err.code != 401:
+                    sys.exit("PD: %s answered HTTP %d, not 401" % (what, err.code))
+        print("the front door refuses a completion without a client key and the engines refuse the client key (401)")
     # the first request between the pair opens the decode's KV side channel to the prefill, whose handshake
     # vLLM gives a fixed 5 s (nixl base_worker.py); a warm-up opens it, reported, before what is measured
     try:
-        completion(args.proxy, name, "warm-up", 1)
+        completion(args.proxy, name, "warm-up", 1, headers=front)
         print("warm-up through the proxy: served")
     except (urllib.error.URLError, KeyError, IndexError, ValueError) as err:
         print("warm-up through the proxy: not served (%s)" % err)
     before = external_tokens(args.decode)
-    through = completion(args.proxy, name, PROMPT)
+    through = completion(args.proxy, name, PROMPT, headers=front)
     taken = external_tokens(args.decode) - before
     alone = completion(args.prefill, name, PROMPT)
     print("through the proxy: %r; prefill alone: %r; decode took %d prompt tokens of prefill KV" % (through, alone, taken))
@@ -131,6 +144,7 @@ def main():
     pd.add_argument("prefill")
     pd.add_argument("decode")
     pd.add_argument("--api-key", help="the engines' VLLM_API_KEY: they must refuse requests without it")
+    pd.add_argument("--client-key", help="a client key of the proxy's front door (pd_proxy_client_keys)")
     args = parser.parse_args()
     (dp_spread if args.check == "dp-spread" else pd_baseline)(args)
 

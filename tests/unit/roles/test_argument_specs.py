@@ -22,7 +22,7 @@ def _load(role):
 
 
 def test_every_role_is_checked():
-    assert ROLE_NAMES == ["ascend_driver", "container_launch", "memcache_pool", "mooncake_master", "pd_proxy", "ucm_cache", "vllm_engine"]
+    assert ROLE_NAMES == ["ascend_driver", "container_launch", "host_firewall", "memcache_pool", "mooncake_master", "pd_proxy", "ucm_cache", "vllm_engine"]
 
 
 @pytest.mark.parametrize("role", ROLE_NAMES)

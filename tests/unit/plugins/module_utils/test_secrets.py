@@ -61,22 +61,8 @@ def test_the_values_come_back_only_from_the_host_variables():
         launch.secret_values(record["secret_env"], dict(sources, role_env={}))
 
 
-def test_the_proxy_gets_the_engines_key_as_openai_api_key_and_never_sees_it_in_its_spec():
-    sources = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {}, "role_env": {}}
-    auth = launch.proxy_auth(sources, "pd_a2")
-    assert auth["env"] == {"OPENAI_API_KEY": "<secret>"} and PLANTED not in json.dumps(auth)
-    spec = launch.new_spec(name="pd-proxy", host="p0", image="img", **auth)
-    assert launch.secret_values(spec["secret_env"], sources) == {"OPENAI_API_KEY": PLANTED}
-    rotated = launch.proxy_auth({"secret_env": {"VLLM_API_KEY": "rotated"}}, "pd_a2")
-    assert rotated["secret_env"]["digest"] != auth["secret_env"]["digest"]  # a new key restarts the proxy
-    with pytest.raises(ValueError, match=r"OPENAI_API_KEY \(from VLLM_API_KEY\) has no value on this host"):
-        launch.secret_values(spec["secret_env"], {"secret_env": {}})
-
-
-def test_no_key_no_proxy_secret_and_a_key_per_role_is_refused():
-    assert launch.proxy_auth({"secret_env": {"HF_TOKEN": PLANTED}, "env": {"A": "1"}}, "pd_a2") is None
-    # a key set for one role only (or two keys) cannot work: the proxy sends one key to both roles
-    with pytest.raises(ValueError, match="cluster pd_a2: the prefill and decode engines get different VLLM_API_KEY"):
-        launch.proxy_auth({"role_env": {"decode": {"VLLM_API_KEY": PLANTED}}}, "pd_a2")
-    both = launch.proxy_auth({"role_env": {"decode": {"VLLM_API_KEY": "k"}, "prefill": {"VLLM_API_KEY": "k"}}}, "x")
-    assert both["secret_env"]["aliases"] == {"OPENAI_API_KEY": "VLLM_API_KEY"}
+def test_the_engines_key_in_plain_environment_is_refused():
+    for where, extra in (("vllm_engine_env", {"env": {"VLLM_API_KEY": PLANTED}}),
+                         ("vllm_engine_role_env.decode", {"role_env": {"decode": {"VLLM_API_KEY": PLANTED}}})):
+        with pytest.raises(ValueError, match=r"cluster pd_a2: %s sets VLLM_API_KEY.*Fix: move it to vllm_engine_secret_env" % where):
+            launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(**extra))

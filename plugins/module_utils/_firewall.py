@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host firewall rules from the plan: the ports the plan binds on a host accept only the cluster's hosts.
+
+The plan knows every port it gives a process (``plan["ports"]``: engine APIs, DP RPC, HCCL host socket
+ranges, Mooncake and NIXL side channels, lookup RPC, the pool services' and the proxy's ports). For each
+host this renders one nftables table of the collection's own (``inet llmops_<cluster>``), loaded atomically
+by ``nft -f``, which other owners' tables never see:
+- the front door (the PD proxy's port) accepts the client networks and the cluster's hosts;
+- ports that serve /metrics (engine APIs, the pool services' metrics ports) also accept the monitoring
+  networks;
+- every other planned port accepts the cluster's hosts only, and loopback everything;
+- a planned port refuses anyone else with a TCP reset; ports the plan does not know are left alone (the
+  chain's policy is accept), so SSH and other services keep working.
+The table's comment carries a digest of its rules: status and deploy compare it with what is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+
+FRONT_DOOR_OWNER = "pd_proxy"
+
+
+def table_name(cluster):
+    return "llmops_" + "".join(c if c.isalnum() else "_" for c in cluster)
+
+
+def _networks(values, variable, cluster):
+    networks = []
+    for value in values or []:
+        try:
+            network = ipaddress.ip_network(str(value), strict=False)
+        except ValueError:
+            raise ValueError("cluster %s: %s has %r, which is not an address or network (e.g. 198.51.100.0/24). "
+                             "Fix: correct it." % (cluster, variable, value)) from None
+        if network.version != 4:
+            raise ValueError("cluster %s: %s has %s: the firewall handles IPv4 only. Fix: list the IPv4 networks "
+                             "(IPv6 traffic to planned ports is refused)." % (cluster, variable, value))
+        networks.append(str(network))
+    return sorted(set(networks), key=ipaddress.ip_network)
+
+
+def _ranges(entries):
+    """nft set elements of (low, high) port ranges, merged."""
+    spans = sorted((e["low"], e["high"]) for e in entries)
+    merged = []
+    for low, high in spans:
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return ["%d" % low if low == high else "%d-%d" % (low, high) for low, high in merged]
+
+
+def _serves_metrics(entry):
+    return entry["owner"].endswith(" API") or entry["variable"].endswith("metrics_port")
+
+
+def check_settings(settings, has_front_door, cluster):
+    """The settings' networks; ValueError naming the variable when they would not work."""
+    clients = _networks(settings.get("client_networks"), "host_firewall_client_networks", cluster)
+    monitoring = _networks(settings.get("monitoring_networks"), "host_firewall_monitoring_networks", cluster)
+    extra = _networks(settings.get("cluster_networks"), "host_firewall_cluster_networks", cluster)
+    if has_front_door and not clients:
+        raise ValueError("cluster %s: host_firewall_enabled is true and the cluster has a front door (the PD proxy), but "
+                         "host_firewall_client_networks is empty, so no client could reach it. Fix: list the networks "
+                         "your clients come from (e.g. [198.51.100.0/24])." % cluster)
+    return clients, monitoring, extra
+
+
+def ruleset(plan, host, settings):
+    """{"table", "digest", "text", "ports"} of one host's nftables table (``nft -f`` input)."""
+    cluster = plan["cluster"]
+    address = {p["host"]: p["address"] for p in plan["processes"]}
+    entries = [e for h, ports in sorted((plan.get("ports") or {}).items()) if address.get(h, h) == address.get(host, host)
+               for e in ports if e["space"] == "host"]
+    has_front_door = any(e["owner"] == FRONT_DOOR_OWNER for ports in (plan.get("ports") or {}).values() for e in ports)
+    clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
+    nodes = sorted({str(ipaddress.ip_address(a)) for a in address.values()}, key=ipaddress.ip_address)
+    members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
+    front = _ranges([e for e in entries if e["owner"] == FRONT_DOOR_OWNER])
+    metrics = _ranges([e for e in entries if _serves_metrics(e)])
+    planned = _ranges(entries)
+    name = table_name(cluster)
+    body = ["  set cluster_hosts { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(members)]
+    for set_name, networks in (("client_networks", clients), ("monitoring_networks", monitoring)):
+        elements = " elements = { %s }" % ", ".join(networks) if networks else ""
+        body.append("  set %s { type ipv4_addr; flags interval;%s }" % (set_name, elements))
+    rules = ['    iif "lo" accept']
+    if front:
+        rules.append("    tcp dport { %s } ip saddr @client_networks accept" % ", ".join(front))
+    if metrics:
+        rules.append("    tcp dport { %s } ip saddr @monitoring_networks accept" % ", ".join(metrics))
+    if planned:
+        rules.append("    tcp dport { %s } ip saddr @cluster_hosts accept" % ", ".join(planned))
+        rules.append("    tcp dport { %s } counter reject with tcp reset" % ", ".join(planned))
+    chain = ["  chain input {", "    type filter hook input priority filter - 1; policy accept;"] + rules + ["  }"]
+    inner = "\n".join(body + chain)
+    digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
+    text = "\n".join([
+        "# llmops.inference host_firewall: cluster %s on %s, rendered from the plan; other tables are left alone." % (cluster, host),
+        "table inet %s" % name, "delete table inet %s" % name,
+        "table inet %s {" % name, '  comment "llmops %s"' % digest, inner, "}", ""])
+    return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,
+            "cluster_hosts": members}
+
+
+def rulesets(plan, settings):
+    """{host: ruleset} of every host of the plan."""
+    return {host: ruleset(plan, host, settings) for host in sorted({p["host"] for p in plan["processes"]})}
+
+
+def problems(listings, rules):
+    """What status reports of the hosts' tables: ``listings`` by host (``nft list table`` results: rc, stdout),
+    ``rules`` by host (rulesets()); a host without a listing (unreachable) is reported by the container look."""
+    found = []
+    for host, ruleset_ in sorted((rules or {}).items()):
+        listing = (listings or {}).get(host) or {}
+        if "rc" not in listing:
+            continue
+        if listing["rc"] != 0:
+            found.append("the firewall table inet %s on %s is not loaded (deploy loads it)" % (ruleset_["table"], host))
+        elif 'comment "llmops %s"' % ruleset_["digest"] not in listing.get("stdout", ""):
+            found.append("the firewall table inet %s on %s differs from the plan (changed since deploy; deploy loads it "
+                         "again)" % (ruleset_["table"], host))
+    return found

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The PD proxy's front door: what its launch spec runs, and the inputs refused before any host is touched.
+
+vllm-ascend's load-balance proxy checks no key on any endpoint. The pd_proxy role starts it through its
+launcher (roles/pd_proxy/files/front_door.py), which wraps the upstream app, unchanged: client keys for the
+API, admin keys (or the proxy's own host) for /instances/* and /reset_prefix_cache, only the plan's
+instances for /instances/add, optional TLS. The keys reach the container as secret environment (masked in
+the spec like every secret, their values put in by deploy from ``pd_proxy_client_keys`` /
+``pd_proxy_admin_keys``, the secret source SOURCE).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import (
+    API_KEY_ENV, PROXY_KEY_ENV, SECRET_PLACEHOLDER, render_flags, role_values, secret_digest)
+
+LAUNCHER = "front_door.py"
+INSTANCES = "instances.json"
+UPSTREAM_ENV = "LLMOPS_FRONT_DOOR_UPSTREAM"
+INSTANCES_ENV = "LLMOPS_FRONT_DOOR_INSTANCES"
+KEYS_ENV = "LLMOPS_FRONT_DOOR_KEYS"
+ADMIN_KEYS_ENV = "LLMOPS_FRONT_DOOR_ADMIN_KEYS"
+TLS_CERT_ENV = "LLMOPS_FRONT_DOOR_TLS_CERT"
+TLS_KEY_ENV = "LLMOPS_FRONT_DOOR_TLS_KEY"
+# Where deploy finds the keys' values: container_launch_secret_sources[SOURCE][field], one key per line.
+SOURCE = "front_door"
+KEY_FIELDS = {KEYS_ENV: "client_keys", ADMIN_KEYS_ENV: "admin_keys"}
+TLS_DIR = "/run/llmops-front-door-tls"  # inside the container: the certificate and key, mounted read-only
+
+
+def _keys(value, variable, cluster):
+    """The keys of a list variable, refusing what would not work as one."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("cluster %s: %s must be a list of keys, not %s. Fix: write it as a YAML list (one item per "
+                         "key, two while rotating)." % (cluster, variable, type(value).__name__))
+    keys = []
+    for index, key in enumerate(value):
+        text = "" if key is None else str(key)
+        if not text.strip():
+            raise ValueError("cluster %s: %s[%d] is empty: a request with an empty key would pass. Fix: give it a key "
+                             "(e.g. from openssl rand -hex 24) or remove the item." % (cluster, variable, index))
+        if text != text.strip() or any(c in text for c in "\r\n"):
+            raise ValueError("cluster %s: %s[%d] has spaces or line breaks around or in it, which no client sends in "
+                             "a Bearer token. Fix: remove them." % (cluster, variable, index))
+        keys.append(text)
+    return keys
+
+
+def check(settings, sources, cluster):
+    """(client keys, admin keys) of the front door; ValueError naming the variable and the fix otherwise."""
+    clients = _keys(settings.get("client_keys"), "pd_proxy_client_keys", cluster)
+    admins = _keys(settings.get("admin_keys"), "pd_proxy_admin_keys", cluster)
+    engine_keys = {str(role_values(sources, role).get(API_KEY_ENV)) for role in ("prefill", "decode")
+                   if role_values(sources, role).get(API_KEY_ENV)}
+    for variable, keys in (("pd_proxy_client_keys", clients), ("pd_proxy_admin_keys", admins)):
+        for index, key in enumerate(keys):
+            if key in engine_keys:
+                raise ValueError("cluster %s: %s[%d] is the engines' %s: a client holding it could call every engine "
+                                 "directly. Fix: give clients keys of their own." % (cluster, variable, index, API_KEY_ENV))
+    shared = sorted(set(clients) & set(admins))
+    if shared:
+        raise ValueError("cluster %s: a key is in both pd_proxy_client_keys and pd_proxy_admin_keys, so every client "
+                         "could add or remove instances. Fix: give admins keys of their own." % cluster)
+    if engine_keys and not clients and not settings.get("open_front_door"):
+        raise ValueError("cluster %s: the engines have an API key (vllm_engine_secret_env.%s) but the PD proxy, the "
+                         "cluster's front door, would serve anyone: pd_proxy_client_keys is empty. Fix: give clients "
+                         "keys in pd_proxy_client_keys (in a vault), or set pd_proxy_open_front_door: true to serve "
+                         "without keys on purpose." % (cluster, API_KEY_ENV))
+    cert, key = settings.get("tls_cert") or "", settings.get("tls_key") or ""
+    if bool(cert) != bool(key):
+        raise ValueError("cluster %s: pd_proxy_tls_cert and pd_proxy_tls_key go together (%s is set, %s is empty). "
+                         "Fix: set both, or neither for plain HTTP." % (
+                             cluster, "pd_proxy_tls_cert" if cert else "pd_proxy_tls_key",
+                             "pd_proxy_tls_key" if cert else "pd_proxy_tls_cert"))
+    return clients, admins
+
+
+def engine_key(sources, cluster):
+    """The engines' API key, one for both roles (the proxy sends one), else None."""
+    keys = {role: role_values(sources, role).get(API_KEY_ENV) for role in ("prefill", "decode")}
+    if not any(keys.values()):
+        return None
+    if keys["prefill"] != keys["decode"]:
+        raise ValueError("cluster %s: the prefill and decode engines get different %s values (vllm_engine_role_env), "
+                         "but the PD proxy sends one key to both. Fix: give both roles the same key in "
+                         "vllm_engine_secret_env." % (cluster, API_KEY_ENV))
+    return str(keys["prefill"])
+
+
+def instances(endpoints):
+    """The instances /instances/add accepts: the plan's prefill API endpoints and decode ranks."""
+    return {role: ["%s:%s" % (e["address"], e["port"]) for e in endpoints[role]] for role in ("prefill", "decode")}
+
+
+def command(launcher, endpoints, bind, port, extra_flags=None):
+    """The launcher, then the upstream proxy's own argv (004 5.3): every prefill API endpoint and decode rank."""
+    prefill, decode = endpoints["prefill"], endpoints["decode"]
+    return (["python", launcher, "--host", bind, "--port", str(port),
+             "--prefiller-hosts"] + [e["address"] for e in prefill]
+            + ["--prefiller-ports"] + [str(e["port"]) for e in prefill]
+            + ["--decoder-hosts"] + [e["address"] for e in decode]
+            + ["--decoder-ports"] + [str(e["port"]) for e in decode]
+            + render_flags(extra_flags or {}))
+
+
+def proxy_fields(settings, endpoints, sources, cluster):
+    """The proxy's launch spec fields that the front door decides: command, env, secret_env, volumes, files, ready
+    and meta. ``settings``: script, bind, port, extra_flags, address (the proxy node's), config_dir, launcher (the
+    launcher's text), client_keys, admin_keys, open_front_door, tls_cert, tls_key."""
+    clients, admins = check(settings, sources, cluster)
+    key = engine_key(sources, cluster)
+    config_dir = settings["config_dir"].rstrip("/")
+    launcher, listed = config_dir + "/" + LAUNCHER, config_dir + "/" + INSTANCES
+    env = {UPSTREAM_ENV: settings["script"], INSTANCES_ENV: listed}
+    volumes = ["%s:%s:ro" % (config_dir, config_dir)]
+    tls = bool(settings.get("tls_cert"))
+    if tls:
+        env.update({TLS_CERT_ENV: TLS_DIR + "/tls.crt", TLS_KEY_ENV: TLS_DIR + "/tls.key"})
+        volumes += ["%s:%s/tls.crt:ro" % (settings["tls_cert"], TLS_DIR), "%s:%s/tls.key:ro" % (settings["tls_key"], TLS_DIR)]
+    names, aliases, from_sources, values = [], {}, {}, {}
+    if key:
+        names.append(PROXY_KEY_ENV)
+        aliases[PROXY_KEY_ENV] = API_KEY_ENV
+        values[PROXY_KEY_ENV] = key
+    for name, keys in ((KEYS_ENV, clients), (ADMIN_KEYS_ENV, admins)):
+        if keys:
+            names.append(name)
+            from_sources[name] = [SOURCE, KEY_FIELDS[name]]
+            values[name] = "\n".join(keys)
+    secret = None
+    if names:
+        env.update(dict.fromkeys(names, SECRET_PLACEHOLDER))
+        secret = {"names": names, "role": "prefill", "digest": secret_digest(values, cluster)}
+        if aliases:
+            secret["aliases"] = aliases
+        if from_sources:
+            secret["sources"] = from_sources
+    url = "%s://%s:%s" % ("https" if tls else "http", settings["address"], settings["port"])
+    ready = {"http": url + "/healthcheck"}
+    if settings.get("tls_ca"):
+        ready["ca"] = settings["tls_ca"]
+    return {
+        "command": command(launcher, endpoints, settings["bind"], settings["port"], settings.get("extra_flags")),
+        "env": env, "secret_env": secret, "volumes": volumes,
+        "files": {launcher: settings["launcher"], listed: json.dumps(instances(endpoints), indent=2, sort_keys=True) + "\n"},
+        "ready": ready,
+        "meta": {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls},
+    }

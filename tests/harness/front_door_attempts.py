@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The attempts on a cluster's front door, made from wherever this runs (tests only; standard library).
+
+    python3 front_door_attempts.py [--proxy URL --engine URL --bait-host ADDR --bait-port N
+        [--client-key K] [--old-key K] [--admin-key K] [--wait 3]] [--tcp ADDR:PORT ...]
+
+With --proxy: runs a bait HTTP server on --bait-port first (what a host an attacker registers would be),
+then every attempt once, each bounded by a 10 s timeout. With --tcp: one TCP connection to each address
+(what a firewall lets through). Prints one JSON object: "attempts" (name, HTTP status or 0 when nothing
+answered), "bait" (every request the bait received, with its Authorization header) and "tcp" (address:
+connected, refused or timeout). Only the addresses given are asked: the test passes the harness's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+RECEIVED = []
+
+
+class Bait(http.server.BaseHTTPRequestHandler):
+    def _record(self):
+        RECEIVED.append({"method": self.command, "path": self.path, "authorization": self.headers.get("Authorization")})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"object": "list", "data": [{"id": "glm"}]}')
+
+    do_GET = do_POST = _record
+
+    def log_message(self, *_args):
+        pass
+
+
+def status(url, body=None, key=None):
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers=headers, method="GET" if body is None else "POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return 0
+
+
+def connect(address):
+    host, _sep, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            return "connected"
+    except ConnectionRefusedError:
+        return "refused"
+    except OSError as err:
+        return "timeout" if isinstance(err, socket.timeout) else type(err).__name__
+
+
+def attempts(args):
+    proxy, completion = args.proxy, {"model": "glm", "prompt": "attempt", "max_tokens": 1}
+    bait = "%s:%d" % (args.bait_host, args.bait_port)
+    add_bait = {"type": "decode", "instances": [bait]}
+    tried = [
+        ("completion without a key", status(proxy + "/v1/completions", completion)),
+        ("completion with a wrong key", status(proxy + "/v1/completions", completion, "wrong-key")),
+        ("chat completion without a key", status(proxy + "/v1/chat/completions", {"model": "glm", "messages": []})),
+        ("key in the query string", status(proxy + "/v1/completions?api_key=%s" % args.client_key, completion)),
+        ("the admin key on the API", status(proxy + "/v1/completions", completion, args.admin_key)),
+        ("/instances/add of the attacker without a key", status(proxy + "/instances/add", add_bait)),
+        ("/instances/add of the attacker with a client key", status(proxy + "/instances/add", add_bait, args.client_key)),
+        ("/instances/add of the attacker with the admin key", status(proxy + "/instances/add", add_bait, args.admin_key)),
+        ("/instances/remove without a key", status(proxy + "/instances/remove", {"type": "decode", "instances": []})),
+        ("/reset_prefix_cache without a key", status(proxy + "/reset_prefix_cache", {})),
+        ("/reset_prefix_cache with a client key", status(proxy + "/reset_prefix_cache", {}, args.client_key)),
+        ("the engine API without the engines' key", status(args.engine + "/v1/models")),
+        ("the engine API with a client key", status(args.engine + "/v1/models", key=args.client_key)),
+        ("healthcheck (open)", status(proxy + "/healthcheck")),
+        ("completion with a client key", status(proxy + "/v1/completions", completion, args.client_key)),
+    ]
+    if args.old_key:
+        tried.append(("completion with a rotated-out key", status(proxy + "/v1/completions", completion, args.old_key)))
+    return [{"attempt": name, "status": code} for name, code in tried]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--proxy")
+    parser.add_argument("--engine")
+    parser.add_argument("--bait-host")
+    parser.add_argument("--bait-port", type=int)
+    parser.add_argument("--client-key", default="")
+    parser.add_argument("--old-key", default="")
+    parser.add_argument("--admin-key", default="")
+    parser.add_argument("--wait", type=float, default=3, help="seconds the bait keeps listening after the attempts")
+    parser.add_argument("--tcp", nargs="*", default=[], help="ADDR:PORT to open a TCP connection to")
+    args = parser.parse_args()
+    tried = []
+    if args.proxy:
+        server = http.server.ThreadingHTTPServer(("0.0.0.0", args.bait_port), Bait)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        tried = attempts(args)
+        time.sleep(args.wait)  # an instance the proxy took would be polled by now (its check runs at once)
+        server.shutdown()
+    print(json.dumps({"attempts": tried, "bait": RECEIVED, "tcp": {address: connect(address) for address in args.tcp}}))
+
+
+if __name__ == "__main__":
+    main()

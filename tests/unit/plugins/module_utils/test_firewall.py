@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host firewall's tables from the plan: which ports accept whom, and what is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+
+SETTINGS = {"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["203.0.113.5"]}
+
+
+def test_every_planned_port_of_a_host_accepts_the_cluster_and_refuses_the_rest():
+    plan = plan_cluster(seeds.pd_a2())
+    rules = firewall.rulesets(plan, SETTINGS)
+    assert sorted(rules) == ["pd_a2_d0", "pd_a2_d1", "pd_a2_p0", "pd_a2_p1"]
+    p0 = rules["pd_a2_p0"]
+    planned = {(e["low"], e["high"]) for e in plan["ports"]["pd_a2_p0"] if e["space"] == "host"}
+    assert {(8081, 8081), (9081, 9081), (12321, 12321)} <= planned
+    assert p0["front_door"] == ["8081"] and p0["metrics"] == ["9081"]  # the proxy; the prefill API serves /metrics
+    assert p0["cluster_hosts"] == ["192.0.2.41", "192.0.2.42", "192.0.2.43", "192.0.2.44"]
+    text = p0["text"]
+    assert "tcp dport { 8081 } ip saddr @client_networks accept" in text
+    assert "tcp dport { 9081 } ip saddr @monitoring_networks accept" in text
+    ports = ", ".join(p0["ports"])
+    assert "tcp dport { %s } ip saddr @cluster_hosts accept" % ports in text
+    assert "tcp dport { %s } counter reject with tcp reset" % ports in text
+    assert text.index("@cluster_hosts accept") < text.index("reject")  # accepts first, then the refusal
+    assert "policy accept;" in text and 'iif "lo" accept' in text  # ports the plan does not know are left alone
+    assert 'comment "llmops %s"' % p0["digest"] in text and "delete table inet llmops_pd_a2" in text
+    d0 = rules["pd_a2_d0"]
+    assert d0["front_door"] == [] and "@client_networks accept" not in d0["text"]  # no front door on a decode node
+    assert d0["metrics"] == ["9900-9903"]  # four decode ranks' APIs, merged
+
+
+def test_the_digest_follows_the_rules():
+    plan = plan_cluster(seeds.pd_a2())
+    same = firewall.ruleset(plan, "pd_a2_p0", SETTINGS)["digest"]
+    assert firewall.ruleset(plan, "pd_a2_p0", dict(SETTINGS))["digest"] == same
+    assert firewall.ruleset(plan, "pd_a2_p0", dict(SETTINGS, client_networks=["198.51.100.7"]))["digest"] != same
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"client_networks": []}, r"host_firewall_enabled is true and the cluster has a front door .* host_firewall_client_networks is empty"),
+    ({"client_networks": ["198.51.100.0/33"]}, r"host_firewall_client_networks has '198.51.100.0/33', which is not an address"),
+    ({"client_networks": ["2001:db8::/32"]}, r"host_firewall_client_networks has 2001:db8::/32: the firewall handles IPv4 only"),
+    ({"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["prometheus"]}, r"host_firewall_monitoring_networks has 'prometheus'"),
+])
+def test_settings_that_would_not_work_are_refused(settings, message):
+    with pytest.raises(ValueError, match="cluster pd_a2: " + message):
+        firewall.rulesets(plan_cluster(seeds.pd_a2()), settings)
+
+
+def test_a_cluster_without_a_front_door_needs_no_client_network():
+    rules = firewall.rulesets(plan_cluster(seeds.dp_a2()), {})
+    assert rules and all(r["front_door"] == [] for r in rules.values())
+    assert any(r["ports"] for r in rules.values())  # the API and DP RPC of the group's head node
+
+
+def test_status_names_a_missing_or_changed_table():
+    plan = plan_cluster(seeds.pd_a2())
+    rules = firewall.rulesets(plan, SETTINGS)
+    loaded = {"rc": 0, "stdout": 'table inet llmops_pd_a2 {\n\tcomment "llmops %s"\n' % rules["pd_a2_p0"]["digest"]}
+    listings = {"pd_a2_p0": loaded, "pd_a2_p1": {"rc": 1, "stdout": ""}, "pd_a2_d0": {"rc": 0, "stdout": 'comment "llmops 0"'},
+                "pd_a2_d1": {"skipped": True}}
+    assert firewall.problems(listings, rules) == [
+        "the firewall table inet llmops_pd_a2 on pd_a2_d0 differs from the plan (changed since deploy; deploy loads it again)",
+        "the firewall table inet llmops_pd_a2 on pd_a2_p1 is not loaded (deploy loads it)"]

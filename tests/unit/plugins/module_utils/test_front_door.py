@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The PD proxy's front door: the spec the plan gives it, what it refuses, and what the launcher lets through."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+
+ROOT = Path(__file__).resolve().parents[4]
+PLANTED = "s3cr3t-planted-4711"
+ENDPOINTS = {"prefill": [{"address": "192.0.2.41", "port": 9000}],
+             "decode": [{"address": "192.0.2.43", "port": 9900}, {"address": "192.0.2.43", "port": 9901}]}
+ENGINE_KEY = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {}, "role_env": {}}
+
+
+def settings(**extra):
+    base = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "extra_flags": {}, "address": "192.0.2.41",
+            "config_dir": "/etc/llmops/pd_proxy", "launcher": "# launcher\n", "client_keys": ["client-a", "client-b"],
+            "admin_keys": ["admin-a"], "open_front_door": False, "tls_cert": "", "tls_key": "", "tls_ca": ""}
+    base.update(extra)
+    return base
+
+
+def launcher():
+    spec = importlib.util.spec_from_file_location("front_door_launcher", ROOT / "roles/pd_proxy/files/front_door.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_masked():
+    fields = front_door.proxy_fields(settings(), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert fields["command"][:2] == ["python", "/etc/llmops/pd_proxy/front_door.py"]
+    # the upstream proxy's own flags (004 5.3), unchanged after the launcher
+    assert fields["command"][2:] == ["--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", "192.0.2.41",
+                                     "--prefiller-ports", "9000", "--decoder-hosts", "192.0.2.43", "192.0.2.43",
+                                     "--decoder-ports", "9900", "9901"]
+    assert fields["env"]["LLMOPS_FRONT_DOOR_UPSTREAM"] == "/up/proxy.py"
+    assert {fields["env"][n] for n in ("LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS", "OPENAI_API_KEY")} == {"<secret>"}
+    text = json.dumps(fields)
+    assert PLANTED not in text and "client-a" not in text and "admin-a" not in text
+    assert json.loads(fields["files"]["/etc/llmops/pd_proxy/instances.json"]) == {
+        "prefill": ["192.0.2.41:9000"], "decode": ["192.0.2.43:9900", "192.0.2.43:9901"]}
+    assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
+    assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
+    assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "client_auth": True,
+                              "admin_auth": True, "tls": False}
+    # deploy puts the values in from the host's variables: the keys one per line
+    sources = dict(ENGINE_KEY, front_door={"client_keys": ["client-a", "client-b"], "admin_keys": ["admin-a"]})
+    assert launch.secret_values(fields["secret_env"], sources) == {
+        "OPENAI_API_KEY": PLANTED, "LLMOPS_FRONT_DOOR_KEYS": "client-a\nclient-b", "LLMOPS_FRONT_DOOR_ADMIN_KEYS": "admin-a"}
+
+
+def test_a_rotated_key_changes_the_digest_and_tls_serves_https_from_mounted_files():
+    before = front_door.proxy_fields(settings(), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
+    after = front_door.proxy_fields(settings(client_keys=["client-b"]), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
+    assert before != after  # the proxy restarts with the new list
+    fields = front_door.proxy_fields(settings(tls_cert="/etc/pki/fd.crt", tls_key="/etc/pki/fd.key", tls_ca="/etc/pki/ca.crt"),
+                                     ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert fields["ready"] == {"http": "https://192.0.2.41:8081/healthcheck", "ca": "/etc/pki/ca.crt"}
+    assert "/etc/pki/fd.key:/run/llmops-front-door-tls/tls.key:ro" in fields["volumes"]
+    assert fields["env"]["LLMOPS_FRONT_DOOR_TLS_CERT"] == "/run/llmops-front-door-tls/tls.crt"
+    assert fields["meta"]["tls"] and fields["meta"]["api_url"].startswith("https://")
+
+
+def test_without_any_key_the_front_door_is_open_and_holds_no_secret():
+    fields = front_door.proxy_fields(settings(client_keys=[], admin_keys=[]), ENDPOINTS, {"secret_env": {}}, "lab")
+    assert fields["secret_env"] is None and fields["meta"]["client_auth"] is False
+    assert "LLMOPS_FRONT_DOOR_KEYS" not in fields["env"]
+
+
+@pytest.mark.parametrize("extra, sources, message", [
+    ({"client_keys": []}, ENGINE_KEY, r"the engines have an API key .* pd_proxy_client_keys is empty.*pd_proxy_open_front_door: true"),
+    ({"client_keys": ["ok", ""]}, ENGINE_KEY, r"pd_proxy_client_keys\[1\] is empty"),
+    ({"admin_keys": [" padded"]}, ENGINE_KEY, r"pd_proxy_admin_keys\[0\] has spaces or line breaks"),
+    ({"client_keys": [PLANTED]}, ENGINE_KEY, r"pd_proxy_client_keys\[0\] is the engines' VLLM_API_KEY"),
+    ({"admin_keys": [PLANTED]}, ENGINE_KEY, r"pd_proxy_admin_keys\[0\] is the engines' VLLM_API_KEY"),
+    ({"admin_keys": ["client-a"]}, ENGINE_KEY, r"a key is in both pd_proxy_client_keys and pd_proxy_admin_keys"),
+    ({"client_keys": "one-key"}, ENGINE_KEY, r"pd_proxy_client_keys must be a list of keys, not str"),
+    ({"tls_cert": "/c.pem"}, ENGINE_KEY, r"pd_proxy_tls_cert and pd_proxy_tls_key go together \(pd_proxy_tls_cert is set"),
+    ({}, {"role_env": {"decode": {"VLLM_API_KEY": "k1"}, "prefill": {"VLLM_API_KEY": "k2"}}},
+     r"the prefill and decode engines get different VLLM_API_KEY"),
+])
+def test_bad_front_door_input_is_refused_naming_the_variable(extra, sources, message):
+    with pytest.raises(ValueError, match="cluster pd_a2: " + message):
+        front_door.proxy_fields(settings(**extra), ENDPOINTS, sources, "pd_a2")
+
+
+def test_an_open_front_door_with_engine_keys_is_allowed_when_asked():
+    fields = front_door.proxy_fields(settings(client_keys=[], open_front_door=True), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert fields["meta"]["client_auth"] is False and fields["secret_env"]["names"] == ["OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_ADMIN_KEYS"]
+
+
+# The launcher's wrapper, driven as ASGI (no server): what reaches the upstream app and what is refused.
+
+def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query=b""):
+    reached = []
+
+    async def upstream(scope, receive, send):
+        message = await receive()
+        reached.append((scope["path"], message.get("body")))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    door.app = upstream
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "path": path, "headers": [(k.encode(), v.encode()) for k, v in headers],
+             "client": client, "query_string": query}
+    asyncio.run(door(scope, receive, send))
+    status = sent[0]["status"]
+    answer = json.loads(sent[1]["body"] or b"{}")
+    return status, answer, reached
+
+
+def test_the_wrapper_lets_through_only_valid_keys_from_the_authorization_header():
+    module = launcher()
+    door = module.FrontDoor(None, client_keys=("client-a", "client-b"), admin_keys=("admin-a",),
+                            instances={"prefill": ("192.0.2.41:9000",), "decode": ("192.0.2.43:9900",)})
+    completions = "/v1/completions"
+    assert call(door, completions, [("Authorization", "Bearer client-b")], b"{}")[0] == 200
+    for headers, query in (((), b""), ((("Authorization", "Bearer wrong"),), b""), ((), b"api_key=client-a"),
+                           ((("Authorization", "client-a"),), b""), ((("Authorization", "Bearer admin-a"),), b"")):
+        status, answer, reached = call(door, completions, headers, query=query)
+        assert (status, reached) == (401, []) and answer["error"]["code"] == "invalid_api_key"
+    assert call(door, "/healthcheck")[0] == 200  # open
+    assert call(door, "/docs")[0] == 401  # every other path needs a key too
+    # admin endpoints: the admin key, not a client key
+    assert call(door, "/instances/remove", [("Authorization", "Bearer client-a")])[0] == 401
+    assert call(door, "/reset_prefix_cache", [("Authorization", "Bearer admin-a")])[0] == 200
+
+
+def test_instances_add_accepts_only_the_plans_instances_and_replays_the_body():
+    module = launcher()
+    door = module.FrontDoor(None, admin_keys=("admin-a",),
+                            instances={"prefill": ("192.0.2.41:9000",), "decode": ("192.0.2.43:9900",)})
+    admin = [("Authorization", "Bearer admin-a")]
+    planned = json.dumps({"type": "decode", "instances": ["192.0.2.43:9900"]}).encode()
+    status, _answer, reached = call(door, "/instances/add", admin, planned)
+    assert status == 200 and reached == [("/instances/add", planned)]
+    for body in ({"type": "decode", "instances": ["203.0.113.9:9900"]}, {"type": "prefill", "instances": "192.0.2.43:9900"},
+                 {"type": "decode", "instances": ["192.0.2.43:9900", "203.0.113.9:80"]}, {"type": "other"}, "x"):
+        status, answer, reached = call(door, "/instances/add", admin, json.dumps(body).encode())
+        assert (status, reached) == (403, []) and answer["error"]["code"] == "instance_not_planned"
+
+
+def test_without_admin_keys_admin_endpoints_answer_only_to_loopback():
+    module = launcher()
+    door = module.FrontDoor(None, client_keys=("client-a",))
+    assert call(door, "/instances/remove", client=("192.0.2.41", 5000))[0] == 403
+    assert call(door, "/instances/remove", client=("127.0.0.1", 5000))[0] == 200
+    assert call(door, "/instances/remove", client=("::1", 5000))[0] == 200
+    # and an open front door (no client keys) still guards them
+    assert call(module.FrontDoor(None), "/reset_prefix_cache", client=("203.0.113.9", 1))[0] == 403
+    assert call(module.FrontDoor(None), "/v1/completions")[0] == 200

@@ -547,7 +547,11 @@ def test_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed):
     assert recap_changed(deploy("-e", json.dumps(FIREWALL)).output)["pd_a2_d1"] > 0
     assert tcp_from("attacker", ["10.213.7.44:9900"]) == {"10.213.7.44:9900": "refused"}
     assert status("-e", json.dumps(FIREWALL)).returncode == 0
-    # verify, from the cluster's first host, still proves serving through the front door
+    # stop and start again with the firewall on; verify, from the cluster's first host, still proves serving
+    run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10",
+                 "-e", json.dumps(FIREWALL))
+    assert "llmops_pd_a2" in tables("llmops-pd-a2-p0")  # stopping leaves the rules
+    deploy("-e", json.dumps(FIREWALL))
     assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", json.dumps(FIREWALL),
                         check=False).returncode == 0
 

@@ -71,3 +71,16 @@ def test_status_names_a_missing_or_changed_table():
     assert firewall.problems(listings, rules) == [
         "the firewall table inet llmops_pd_a2 on pd_a2_d0 differs from the plan (changed since deploy; deploy loads it again)",
         "the firewall table inet llmops_pd_a2 on pd_a2_p1 is not loaded (deploy loads it)"]
+
+
+def test_the_pool_services_ports_are_the_clusters_and_their_metrics_the_monitorings():
+    cluster = seeds.pd_pool_a2()
+    # the variables the mooncake_master role declares with its ports (declare.yml)
+    cluster["services"][-1]["variables"] = ["mooncake_master_port", "mooncake_master_metrics_port"]
+    plan = plan_cluster(cluster)
+    rules = firewall.rulesets(plan, SETTINGS)
+    home = next(host for host, ports in plan["ports"].items() if any(e["owner"] == "mooncake_master" for e in ports))
+    master = {e["variable"]: str(e["low"]) for e in plan["ports"][home] if e["owner"] == "mooncake_master"}
+    rpc, metrics = master["mooncake_master_port"], master["mooncake_master_metrics_port"]
+    assert rpc in rules[home]["ports"] and rpc not in rules[home]["metrics"]  # the master's RPC: the cluster's only
+    assert metrics in rules[home]["metrics"]

@@ -114,3 +114,37 @@ def scraped(api, tmp_path):
             break
         time.sleep(1)
     assert len(rules) == 5 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
+
+
+ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
+MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC and metrics ports (mooncake_master role)
+
+
+def tcp_from(where, addresses):
+    """{address: connected / refused / ...} from the attacker container or from a node."""
+    script = ROOT / "tests" / "harness" / "front_door_attempts.py"
+    if where == "attacker":
+        command = ["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
+                   "-v", "%s:/attempts:ro" % script.parent, "--entrypoint", "python3", "llmops-node:test",
+                   "/attempts/" + script.name, "--tcp", *addresses]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    else:
+        run = subprocess.run(["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses], input=script.read_text(),
+                             capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout)["tcp"]
+
+
+def test_the_pool_service_answers_only_the_cluster_behind_the_host_firewall(cluster):
+    """host_firewall (issue 20) on a KV-pool cluster: the master's RPC port is the cluster's; its metrics port also the
+    monitoring network's (the attacker's address listed as one, then not)."""
+    assert set(tcp_from("attacker", MASTER).values()) == {"connected"}  # open to anyone that routes to the nodes
+    firewall = {"host_firewall_enabled": True, "host_firewall_client_networks": [ATTACKER + "/32"]}
+    run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(firewall))
+    outside, inside = tcp_from("attacker", MASTER), tcp_from("llmops-pool-a2-d1", MASTER)
+    print("the master's ports from the attacker: %s; from pd_pool_a2_d1: %s" % (outside, inside))
+    assert outside == dict.fromkeys(MASTER, "refused") and inside == dict.fromkeys(MASTER, "connected")
+    monitored = dict(firewall, host_firewall_monitoring_networks=[ATTACKER + "/32"])
+    run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(monitored))
+    assert tcp_from("attacker", MASTER) == {MASTER[0]: "refused", MASTER[1]: "connected"}
+    deploy()  # the firewall off again: the collection's table removed
+    assert set(tcp_from("attacker", MASTER).values()) == {"connected"}

@@ -157,8 +157,9 @@ def mask_secrets(env, role, secret_env, cluster, digests):
 
 
 def plain_api_key(engine, cluster):
-    """Refuse the engines' key in plain environment: its value would be in every plan file and container label
-    unmasked (only the secret-looking names are masked, and only when deploy knows where they come from)."""
+    """Refuse the engines' key among plain settings (issue 20). The specs would still mask it (its name looks
+    secret), but vllm_engine_env and vllm_engine_role_env are kept in the clear in inventories, while the key,
+    which opens every engine, belongs in vllm_engine_secret_env (kept in a vault)."""
     plain = [("vllm_engine_env", engine.get("env") or {})]
     plain += [("vllm_engine_role_env.%s" % role, env or {}) for role, env in sorted((engine.get("role_env") or {}).items())]
     for variable, env in plain:

@@ -165,7 +165,7 @@ def start_node(name, address, npus, gpus):
     # in a range the plans use (a Mooncake kv_port, an HCCL range) fails preflight ("port held by an
     # unknown process"), as it should on a real host. Such a node is made again; on real hosts the
     # engines' namespace has no such listener.
-    for _attempt in range(10):
+    for _attempt in range(30):  # 10 ran out once in a CI run (cpu_pd, 2026-12-02)
         run_node(name, address, npus, gpus)
         port = dns_port(name)
         if port is None or not reserved(port):

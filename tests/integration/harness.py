@@ -101,3 +101,24 @@ def metric(text, name, **labels):
         if all('%s="%s"' % item in line for item in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
+ATTEMPTS = HARNESS / "front_door_attempts.py"
+
+
+def tcp_from(where, addresses):
+    """{address: connected / refused / ...} of TCP connections from the attacker container ("attacker") or a node."""
+    if where == "attacker":
+        return attacker("--tcp", *addresses)["tcp"]
+    run = subprocess.run(["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses], input=ATTEMPTS.read_text(),
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout)["tcp"]
+
+
+def attacker(*args):
+    """What tests/harness/front_door_attempts.py saw, run in a container at ATTACKER that is no cluster's node."""
+    run = subprocess.run(["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
+                          "-v", "%s:/attempts:ro" % ATTEMPTS.parent, "--entrypoint", "python3", "llmops-node:test",
+                          "/attempts/" + ATTEMPTS.name, *args], capture_output=True, text=True, timeout=180, check=True)
+    return json.loads(run.stdout)

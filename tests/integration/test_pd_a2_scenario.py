@@ -39,7 +39,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import containers, http_json, http_text, node_docker, node_exec, nodes, wait_http, wait_until
+from harness import ATTACKER, attacker, containers, http_json, http_text, node_docker, node_exec, nodes, tcp_from, wait_http, wait_until
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
@@ -215,19 +215,14 @@ def test_waiting_prints_which_ranks_are_still_loading(deployed):
     wait_http(PROXY + "/healthcheck")
 
 
-ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
 CLIENT_KEYS = ["client-old-4711", "client-new-4711"]
 ADMIN_KEY = "admin-4711"
 
 
 def attempts_from_outside(client_key, old_key=""):
     """The catalogue (tests/harness/front_door_attempts.py) from a container on the nodes' network that is not a node."""
-    run = subprocess.run(["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
-                          "-v", "%s:/attempts:ro" % (ROOT / "tests" / "harness"), "--entrypoint", "python3", "llmops-node:test",
-                          "/attempts/front_door_attempts.py", "--proxy", PROXY, "--engine", "http://10.213.7.43:9900",
-                          "--bait-host", ATTACKER, "--bait-port", "9900", "--client-key", client_key, "--old-key", old_key,
-                          "--admin-key", ADMIN_KEY], capture_output=True, text=True, timeout=180, check=True)
-    found = json.loads(run.stdout)
+    found = attacker("--proxy", PROXY, "--engine", "http://10.213.7.43:9900", "--bait-host", ATTACKER, "--bait-port", "9900",
+                     "--client-key", client_key, "--old-key", old_key, "--admin-key", ADMIN_KEY)
     return {a["attempt"]: a["status"] for a in found["attempts"]}, found["bait"]
 
 
@@ -498,20 +493,6 @@ FIREWALL = {"host_firewall_enabled": True, "host_firewall_client_networks": [ATT
 # channel, D0's first decode API; and the front door, which the client network may.
 INTERNAL = ["10.213.7.41:9081", "10.213.7.41:12321", "10.213.7.41:30000", "10.213.7.43:9900"]
 FRONT_DOOR = "10.213.7.41:8081"
-
-
-def tcp_from(where, addresses):
-    """{address: connected / refused / ...} of TCP connections from the attacker container or a node."""
-    script = ROOT / "tests" / "harness" / "front_door_attempts.py"
-    if where == "attacker":
-        command = ["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
-                   "-v", "%s:/attempts:ro" % script.parent, "--entrypoint", "python3", "llmops-node:test",
-                   "/attempts/" + script.name, "--tcp", *addresses]
-    else:
-        command = ["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses]
-    run = subprocess.run(command, input=script.read_text() if where != "attacker" else None, capture_output=True,
-                         text=True, timeout=120, check=True)
-    return json.loads(run.stdout)["tcp"]
 
 
 def tables(node):

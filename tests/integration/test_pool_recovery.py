@@ -16,7 +16,7 @@ import urllib.parse
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, free_port, http_json, nodes, node_docker, wait_http
+from harness import ATTACKER, containers, free_port, http_json, nodes, node_docker, tcp_from, wait_http
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
 NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
@@ -116,22 +116,7 @@ def scraped(api, tmp_path):
     assert len(rules) == 5 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
 
 
-ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
 MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC and metrics ports (mooncake_master role)
-
-
-def tcp_from(where, addresses):
-    """{address: connected / refused / ...} from the attacker container or from a node."""
-    script = ROOT / "tests" / "harness" / "front_door_attempts.py"
-    if where == "attacker":
-        command = ["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
-                   "-v", "%s:/attempts:ro" % script.parent, "--entrypoint", "python3", "llmops-node:test",
-                   "/attempts/" + script.name, "--tcp", *addresses]
-        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-    else:
-        run = subprocess.run(["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses], input=script.read_text(),
-                             capture_output=True, text=True, timeout=120, check=True)
-    return json.loads(run.stdout)["tcp"]
 
 
 def test_the_pool_service_answers_only_the_cluster_behind_the_host_firewall(cluster):

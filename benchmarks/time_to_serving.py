@@ -10,9 +10,12 @@ group's start time; pd_pool_a2 starts pool service, decode, prefill one after th
 so their sum. Target: within 1.15 x floor + 5 s. Then a no-op re-run is timed, with and
 without preflight (what its checks add to a deploy when images are present), and for a
 cluster reached over SSH (pd_a2) without the README's connection settings (pipelining, ControlPersist).
-Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
+The clusters named by --secure are then measured again on the same nodes with every guard of the front door
+on (the engines' key, a client key, TLS with a certificate made here, the host firewall with this machine as
+the client network): the first completion is asked over HTTPS with the client key, and it and the no-op run
+are timed. Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
 
-    python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30]
+    python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30] [--secure pd_a2]
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import argparse
 import json
 import os
 import pathlib
+import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -33,7 +38,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAB = ROOT / "inventories" / "lab"
 HARNESS = ROOT / "tests" / "harness"
 # The proxy of each harness cluster: on its first prefill node (harness inventories), port 8081 (lab).
-PROXY = {"pd_a2": "http://10.213.7.41:8081", "pd_pool_a2": "http://10.213.7.61:8081"}
+PROXY = {"pd_a2": "10.213.7.41:8081", "pd_pool_a2": "10.213.7.61:8081"}
+PROXY_NODE = {"pd_a2": "llmops-pd-a2-p0", "pd_pool_a2": "llmops-pool-a2-p0"}
+# This machine on the harness network (its gateway): where the benchmark asks from, with --secure the client network.
+CONTROLLER = "10.213.7.1/32"
+CLIENT_KEY = "bench-client-key"
+sys.path.insert(0, str(HARNESS))
+from certificates import make_certificate  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def playbook(name, cluster, *extra, env=None):
@@ -57,11 +68,16 @@ def timed(name, cluster, *extra, env=None):
     return time.monotonic() - start, output
 
 
-def completion(proxy):
+def completion(proxy, front):
+    """Whether a completion through the proxy comes back with text; front: None (plain HTTP, no key) or the SSL
+    context that trusts the front door's CA (HTTPS with the client key)."""
     body = json.dumps({"model": "glm", "prompt": "The future of AI is", "max_tokens": 4}).encode()
-    request = urllib.request.Request(proxy + "/v1/completions", data=body, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if front is not None:
+        headers["Authorization"] = "Bearer " + CLIENT_KEY
+    url = "%s://%s/v1/completions" % ("http" if front is None else "https", proxy)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=5, context=front) as response:
             answer = json.loads(response.read().decode() or "{}")
         return bool(answer.get("choices") and answer["choices"][0].get("text"))
     except (urllib.error.URLError, OSError, ValueError):
@@ -76,20 +92,47 @@ def delays_vars(cluster, decode, prefill):
     return json.dumps({"vllm_engine_role_env": role_env})
 
 
-def measure(cluster, decode, prefill):
+def secure_vars(cluster, directory):
+    """Every guard of the front door on (issue 20), the certificate copied to the proxy's node; returns the
+    variables and the SSL context that trusts the certificate's CA."""
+    made = make_certificate(directory, PROXY[cluster].split(":")[0])
+    node = PROXY_NODE[cluster]
+    subprocess.run(["docker", "exec", node, "mkdir", "-p", "/etc/llmops-bench-tls"], check=True)
+    for name, path in made.items():
+        subprocess.run(["docker", "cp", str(path), "%s:/etc/llmops-bench-tls/%s" % (node, name)], check=True)
+    subprocess.run(["docker", "exec", node, "chmod", "0644", "/etc/llmops-bench-tls/tls.key"], check=True)
+    settings = {"vllm_engine_secret_env": {"VLLM_API_KEY": "bench-engine-key"}, "pd_proxy_client_keys": [CLIENT_KEY],
+                "pd_proxy_tls_cert": "/etc/llmops-bench-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-bench-tls/tls.key",
+                "pd_proxy_tls_ca": "/etc/llmops-bench-tls/ca.crt", "host_firewall_enabled": True,
+                "host_firewall_client_networks": [CONTROLLER]}
+    return ("-e", json.dumps(settings)), ssl.create_default_context(cafile=str(made["ca.crt"]))
+
+
+def measure(cluster, decode, prefill, secure):
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
                    capture_output=True)
     teardown = playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster)
     output, _stderr = teardown.communicate()
     if teardown.returncode != 0:
         sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
+    guards, front = (), None
+    with tempfile.TemporaryDirectory(prefix="llmops-tts-") as directory:
+        if secure:
+            guards, front = secure_vars(cluster, directory)
+        timed_runs(cluster, decode, prefill, ("-e", delays_vars(cluster, decode, prefill)) + guards, front)
+    playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
+
+
+def timed_runs(cluster, decode, prefill, extra, front):
+    """The first completion from a torn-down cluster and a no-op re-run; with the guards off (front None) also the
+    no-op run without preflight and, over SSH, without the connection settings (the guards do not change those)."""
     floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
-    extra = delays_vars(cluster, decode, prefill)
+    label = cluster if front is None else cluster + " (secured: keys, TLS, host firewall)"
     start = time.monotonic()
-    run = playbook(cluster, cluster, "-e", extra)
+    run = playbook(cluster, cluster, *extra)
     serving = None
     while serving is None and time.monotonic() - start < 600:
-        if completion(PROXY[cluster]):
+        if completion(PROXY[cluster], front):
             serving = time.monotonic() - start
         elif run.poll() not in (None, 0):
             sys.exit("%s deploy failed:\n%s" % (cluster, run.stdout.read()[-4000:]))
@@ -101,27 +144,27 @@ def measure(cluster, decode, prefill):
         sys.exit("%s deploy failed or never served:\n%s" % (cluster, output[-4000:]))
     target = 1.15 * floor + 5
     print("%s: first completion through the proxy %.1f s after the playbook started (playbook ended at %.1f s)"
-          % (cluster, serving, played))
+          % (label, serving, played))
     print("%s: floor %d s (decode %d s, prefill %d s, %s) -> ratio %.2f; target 1.15 x floor + 5 = %.1f s -> %.2f of the target"
-          % (cluster, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
+          % (label, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
              serving / floor, target, serving / target))
-    noop, output = timed(cluster, cluster, "-e", extra)
+    noop, output = timed(cluster, cluster, *extra)
     changed = [line for line in output.splitlines() if " changed=" in line and " changed=0 " not in line]
     print("%s: second run with nothing changed %.1f s over %s (target 10 s -> %.2f of the target)%s"
-          % (cluster, noop, "SSH" if over_ssh(cluster) else "docker exec", noop / 10,
+          % (label, noop, "SSH" if over_ssh(cluster) else "docker exec", noop / 10,
              "" if not changed else "; CHANGED: %s" % changed))
+    if front is not None:
+        return
     # What preflight adds to a deploy: the same no-op run without it.
-    without, _output = timed(cluster, cluster, "-e", extra, "--skip-tags", "preflight")
+    without, _output = timed(cluster, cluster, *extra, "--skip-tags", "preflight")
     print("%s: preflight adds %.1f s to a deploy (no-op run %.1f s with it, %.1f s with --skip-tags preflight)"
           % (cluster, noop - without, noop, without))
     if over_ssh(cluster):
         # What the README's connection settings buy over SSH: the same no-op run with pipelining off
         # and a new SSH connection for every task (no ControlMaster / ControlPersist).
-        plain, _output = timed(cluster, cluster, "-e", extra, env={"ANSIBLE_PIPELINING": "False",
-                                                                   "ANSIBLE_SSH_ARGS": "-o ControlMaster=no"})
+        plain, _output = timed(cluster, cluster, *extra, env={"ANSIBLE_PIPELINING": "False", "ANSIBLE_SSH_ARGS": "-o ControlMaster=no"})
         print("%s: over SSH, pipelining and ControlPersist save %.1f s of a no-op run (%.1f s without them, %.1f s with)"
               % (cluster, plain - noop, plain, noop))
-    playbook("teardown", cluster, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
 
 
 def main():
@@ -130,9 +173,12 @@ def main():
     parser.add_argument("--decode", type=int, default=20, help="simulated decode start time, seconds")
     parser.add_argument("--prefill", type=int, default=30, help="simulated prefill start time, seconds")
     parser.add_argument("--keep-nodes", action="store_true", help="leave the harness nodes up afterwards")
+    parser.add_argument("--secure", nargs="*", default=[], choices=sorted(PROXY),
+                        help="measure these again with the engines' key, a client key, TLS and the host firewall on")
     args = parser.parse_args()
     for cluster in args.cluster:
-        measure(cluster, args.decode, args.prefill)
+        for secure in (False, True) if cluster in args.secure else (False,):
+            measure(cluster, args.decode, args.prefill, secure)
         if not args.keep_nodes:
             subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "down", str(HARNESS / "inventories" / cluster)],
                            check=False, capture_output=True)

@@ -42,7 +42,8 @@ declare -A command=(
   [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_pd_a2_scenario.py"
   [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
   [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
-  [benchmark-time-to-serving]="python benchmarks/time_to_serving.py"
+  # pd_a2 also with every guard of the front door on (keys, TLS, host firewall): what they cost a deploy
+  [benchmark-time-to-serving]="python benchmarks/time_to_serving.py --secure pd_a2"
   # monitoring.yml's rules checked and fired by Debian's promtool (installed here when missing)
   [monitoring]="bash tests/harness/prometheus.sh && python -m pytest -q -p no:cacheprovider tests/integration/test_monitoring.py"
   # The installers above on a fresh Debian root, side by side: each ends, no daemon keeps the apt lock

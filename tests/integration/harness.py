@@ -17,6 +17,8 @@ import urllib.request
 from conftest import ROOT
 
 HARNESS = ROOT / "tests" / "harness"
+sys.path.insert(0, str(HARNESS))  # its tools that tests and benchmarks share
+from certificates import make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
 
 def free_port():

@@ -11,21 +11,13 @@ import json
 import subprocess
 
 from conftest import ROOT
+from harness import make_certificate
 
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 
 
 def test_tls_workers_and_the_manager_file(tmp_path):
-    ca_key, ca, key, csr, cert = (tmp_path / n for n in ("ca.key", "ca.crt", "tls.key", "tls.csr", "tls.crt"))
-    openssl = ["openssl", "req", "-nodes", "-newkey", "rsa:2048", "-subj"]
-    subprocess.run(openssl + ["/CN=llmops test CA", "-x509", "-days", "1", "-keyout", str(ca_key), "-out", str(ca)],
-                   check=True, capture_output=True)
-    subprocess.run(openssl + ["/CN=front-door", "-keyout", str(key), "-out", str(csr)], check=True, capture_output=True)
-    (tmp_path / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
-                    "-days", "1", "-extfile", str(tmp_path / "san.cnf"), "-out", str(cert)], check=True, capture_output=True)
-    for path in tmp_path.iterdir():
-        path.chmod(0o644)  # the container's user reads them through the mount
+    make_certificate(tmp_path, "127.0.0.1")
     run = subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
          "-v", "%s:/up:ro" % UPSTREAM.parent, "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/tls:ro" % tmp_path,

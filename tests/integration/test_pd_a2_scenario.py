@@ -15,10 +15,12 @@ tests share that one deployment and run in file order, in phases:
    secret (each ends by deploying the lab's plan again).
 4. Operating it: status healthy and degraded, recovery of a dead rank's DP group, verify failing on a dead
    decode group, stop and start again, a new image rolled group by group, a broken inventory refused.
-5. Teardown, last: refused without the cluster's name, then every container removed, the model kept.
+5. Everything on: the engines' key, client and admin keys, TLS and the host firewall at once, through a second
+   run, status, stop and start, verify and a rolled image (the firewall stays on for the teardown).
+6. Teardown, last: refused without the cluster's name, then every container removed, the model kept.
 
 Most tests end by deploying the lab's plan again; a test that leaves a fault (the dead rank of
-test_status_names_a_dead_rank_and_exits_non_zero) is followed by the one that recovers from it, and phase 5
+test_status_names_a_dead_rank_and_exits_non_zero) is followed by the one that recovers from it, and phase 6
 leaves nothing running. So the order is the scenario's: run the module whole.
 """
 
@@ -39,7 +41,8 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import ATTACKER, attacker, containers, http_json, http_text, node_docker, node_exec, nodes, tcp_from, wait_http, wait_until
+from harness import (ATTACKER, attacker, containers, http_json, http_text, make_certificate, node_docker, node_exec, nodes, tcp_from,
+                     wait_http, wait_until)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
@@ -281,31 +284,24 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     wait_http(PROXY + "/healthcheck")
 
 
-def make_certificate(directory, address):
-    """A CA and a certificate it signed for the address (openssl), in directory: ca.crt, tls.crt, tls.key."""
-    request = ["openssl", "req", "-nodes", "-newkey", "rsa:2048", "-subj"]
-    subprocess.run(request + ["/CN=llmops test CA", "-x509", "-days", "1", "-keyout", str(directory / "ca.key"),
-                              "-out", str(directory / "ca.crt")], check=True, capture_output=True)
-    subprocess.run(request + ["/CN=front-door", "-keyout", str(directory / "tls.key"), "-out", str(directory / "tls.csr")],
-                   check=True, capture_output=True)
-    (directory / "san.cnf").write_text("subjectAltName=IP:%s\n" % address)
-    subprocess.run(["openssl", "x509", "-req", "-in", str(directory / "tls.csr"), "-CA", str(directory / "ca.crt"), "-CAkey",
-                    str(directory / "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", str(directory / "san.cnf"),
-                    "-out", str(directory / "tls.crt")], check=True, capture_output=True)
+def install_certificate(tmp_path):
+    """The operator's CA and the front door's certificate on P0 (/etc/llmops-test-tls); returns pd_proxy_tls_* and
+    an SSL context that trusts the CA."""
+    made = make_certificate(tmp_path, "10.213.7.41")
+    node_exec("llmops-pd-a2-p0", "mkdir", "-p", "/etc/llmops-test-tls")
+    for name, path in made.items():
+        subprocess.run(["docker", "cp", str(path), "llmops-pd-a2-p0:/etc/llmops-test-tls/" + name], check=True)
+    node_exec("llmops-pd-a2-p0", "chmod", "0644", "/etc/llmops-test-tls/tls.key")  # the proxy's user reads it in its container
+    tls = {"pd_proxy_tls_cert": "/etc/llmops-test-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-test-tls/tls.key",
+           "pd_proxy_tls_ca": "/etc/llmops-test-tls/ca.crt"}
+    return tls, ssl.create_default_context(cafile=str(made["ca.crt"]))
 
 
 def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tmp_path):
     """pd_proxy_tls_* (issue 20): the proxy serves HTTPS only; readiness, verify and status check its certificate
     against the operator's CA on the host."""
-    make_certificate(tmp_path, "10.213.7.41")
-    node_exec("llmops-pd-a2-p0", "mkdir", "-p", "/etc/llmops-test-tls")
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        subprocess.run(["docker", "cp", str(tmp_path / name), "llmops-pd-a2-p0:/etc/llmops-test-tls/" + name], check=True)
-    node_exec("llmops-pd-a2-p0", "chmod", "0644", "/etc/llmops-test-tls/tls.key")  # the proxy's user reads it in its container
-    tls = {"pd_proxy_tls_cert": "/etc/llmops-test-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-test-tls/tls.key",
-           "pd_proxy_tls_ca": "/etc/llmops-test-tls/ca.crt"}
+    tls, context = install_certificate(tmp_path)
     deploy("-e", json.dumps(tls))
-    context = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
     with urllib.request.urlopen("https://10.213.7.41:8081/healthcheck", timeout=10, context=context) as answer:
         assert answer.status == 200
     with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
@@ -499,42 +495,70 @@ def tables(node):
     return node_exec(node, "nft", "list", "tables").stdout.split()
 
 
-def test_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed):
-    """host_firewall (issue 20): from the plan, every host's own nftables table. Outside the cluster only the front
-    door answers, and only to the client network; inside, every planned port answers. Left on for the teardown."""
+def secure_completion(context, prompt):
+    """A completion through the front door over HTTPS with a client key: its text."""
+    request = urllib.request.Request("https://" + FRONT_DOOR + "/v1/completions", method="POST",
+                                     data=json.dumps({"model": "glm", "prompt": prompt, "max_tokens": 4}).encode(),
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + CLIENT_KEYS[1]})
+    with urllib.request.urlopen(request, timeout=30, context=context) as answer:
+        return json.loads(answer.read())["choices"][0]["text"]
+
+
+def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed, tmp_path):
+    """host_firewall (issue 20), with every other guard on too: the engines' key, client and admin keys, TLS at the
+    front door. From the plan, every host's own nftables table: outside the cluster only the front door answers,
+    and only to the client network; inside, every planned port answers. Then, all of it on: a second run, status,
+    --check --diff, a table removed by hand, stop and start, verify, and a new image rolled group by group. The
+    firewall is left on for the teardown."""
+    tls, context = install_certificate(tmp_path)
+    for node, _ip in NODES.values():  # the image the rolled-image phase left, whichever tests ran before
+        node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
+    everything = dict(FIREWALL, **tls, vllm_engine_secret_env={"VLLM_API_KEY": "engine-key-4711"},
+                      pd_proxy_client_keys=CLIENT_KEYS[1:], pd_proxy_admin_keys=[ADMIN_KEY], vllm_engine_image="llmops-engine:rolled")
+    on = ("-e", json.dumps(everything))
     node_exec("llmops-pd-a2-p0", "nft", "add", "table", "inet", "other_owner")  # someone else's rules
     before = tcp_from("attacker", INTERNAL + [FRONT_DOOR])
     assert set(before.values()) == {"connected"}, before  # open to anyone that routes to the nodes
-    result = deploy("-e", json.dumps(FIREWALL))
+    result = deploy(*on)
     assert all(recap_changed(result.output)[host] > 0 for host in NODES)  # every host loaded its table
     outside, inside = tcp_from("attacker", INTERNAL + [FRONT_DOOR]), tcp_from("llmops-pd-a2-p1", INTERNAL + [FRONT_DOOR])
     print("from the attacker: %s; from pd_a2_p1: %s" % (outside, inside))
     assert {a: outside[a] for a in INTERNAL} == dict.fromkeys(INTERNAL, "refused") and outside[FRONT_DOOR] == "connected"
     assert set(inside.values()) == {"connected"}
     assert "llmops_pd_a2" in tables("llmops-pd-a2-d1") and "other_owner" in tables("llmops-pd-a2-p0")
+    assert secure_completion(context, "behind everything")
     # a second run loads nothing; status checks every table; --check --diff shows a change and applies none
-    again = recap_changed(deploy("-e", json.dumps(FIREWALL)).output)
+    again = recap_changed(deploy(*on).output)
     assert {host: again[host] for host in NODES} == dict.fromkeys(NODES, 0)
-    assert status("-e", json.dumps(FIREWALL)).returncode == 0
-    wider = dict(FIREWALL, host_firewall_client_networks=[ATTACKER + "/32", "10.213.7.251/32"])
+    assert status(*on).returncode == 0
+    wider = dict(everything, host_firewall_client_networks=[ATTACKER + "/32", "10.213.7.251/32"])
     shown = deploy("--check", "--diff", "-e", json.dumps(wider))
     assert "+  set client_networks { type ipv4_addr; flags interval; elements = { 10.213.7.250/32, 10.213.7.251/32 } }" in shown.output
     assert "10.213.7.251" not in node_exec("llmops-pd-a2-p0", "nft", "list", "table", "inet", "llmops_pd_a2").stdout
     # a table someone removed is named by status and loaded again by deploy
     node_exec("llmops-pd-a2-d1", "nft", "delete", "table", "inet", "llmops_pd_a2")
-    degraded = status("-e", json.dumps(FIREWALL))
+    degraded = status(*on)
     assert degraded.returncode != 0
     assert "the firewall table inet llmops_pd_a2 on pd_a2_d1 is not loaded" in " ".join(degraded.output.split())
-    assert recap_changed(deploy("-e", json.dumps(FIREWALL)).output)["pd_a2_d1"] > 0
+    assert recap_changed(deploy(*on).output)["pd_a2_d1"] > 0
     assert tcp_from("attacker", ["10.213.7.44:9900"]) == {"10.213.7.44:9900": "refused"}
-    assert status("-e", json.dumps(FIREWALL)).returncode == 0
-    # stop and start again with the firewall on; verify, from the cluster's first host, still proves serving
-    run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10",
-                 "-e", json.dumps(FIREWALL))
+    assert status(*on).returncode == 0
+    # stop and start again; verify, from the cluster's first host, proves serving over HTTPS with a client key
+    run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10", *on)
     assert "llmops_pd_a2" in tables("llmops-pd-a2-p0")  # stopping leaves the rules
-    deploy("-e", json.dumps(FIREWALL))
-    assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", json.dumps(FIREWALL),
-                        check=False).returncode == 0
+    deploy(*on)
+    verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *on, check=False)
+    assert verified.returncode == 0, verified.output[-3000:]
+    # a new image rolls group by group with all of it on, and the cluster serves behind it afterwards
+    back = ("-e", json.dumps(dict(everything, vllm_engine_image="llmops-engine:test")))
+    rolled = deploy(*back)
+    lines = re.findall(r"step (\d+) \(wave (\d+), rolled\): (\S+) on", rolled.output)
+    assert [(step, name.split("-")[2]) for step, _wave, name in lines if name.startswith("vllm-")] == \
+        [("2", "decode")] * 8 + [("3", "prefill")] * 2
+    assert secure_completion(context, "rolled behind everything")
+    assert tcp_from("attacker", INTERNAL) == dict.fromkeys(INTERNAL, "refused")
+    assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *back, check=False).returncode == 0
+    assert status(*back).returncode == 0
 
 
 @pytest.mark.parametrize("confirmation", [[], ["-e", "llmops_confirm_teardown=pd_pool_a2"]])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)(?:-dp\d+)?$")
+ENGINE_NAME = re.compile(r"-(prefill|decode|colocated)(?:-[a-z0-9]+)?(?:-dp\d+)?$")  # role, instance, rank
 SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
 

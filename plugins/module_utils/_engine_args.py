@@ -194,9 +194,9 @@ def flag_problems(cluster):
         problems.append(Problem(cluster.name, variable, message, fix))
 
     for role in cluster.role_args or {}:
-        if role not in cluster.groups:
+        if role not in cluster.roles:
             problem("vllm_engine_role_args.%s" % role, "the cluster has no %s group (it has: %s)"
-                    % (role, ", ".join(sorted(cluster.groups))), "remove it, or name one of those roles")
+                    % (role, ", ".join(cluster.roles)), "remove it, or name one of those roles")
     known = {flag_name(flag) for flag in cluster.known_flags}
     for variable, key, value in _given(cluster):
         where = "%s.%s" % (variable, key)
@@ -229,7 +229,7 @@ def _spelling_problems(cluster):
     """One flag reaching an engine under two keys (max_num_seqs and max-num-seqs, or a flag and its no- form):
     each role's flags are the cluster's with the role's over them, null dropping a key, as engine_specs renders them."""
     problems, reported = [], set()
-    for role in sorted(cluster.groups):
+    for role in cluster.roles:
         own = (cluster.role_args or {}).get(role) or {}
         seen = {}
         for key in merged(cluster.args, own):
@@ -283,7 +283,7 @@ def _differs(rule, prefill, decode):
 
 def shared_setting_problems(cluster):
     """The SHARED_SETTINGS prefill and decode disagree on, naming both values and where each came from."""
-    if not {"prefill", "decode"} <= set(cluster.groups):
+    if not {"prefill", "decode"} <= set(cluster.roles):
         return []
     problems = []
     for flag, rule, why, source in SHARED_SETTINGS:

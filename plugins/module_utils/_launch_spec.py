@@ -206,8 +206,8 @@ def engine_specs(plan, engine):
         name = engine["container_name"]
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
-        elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role
-            name = "%s-%s" % (name, role)
+        elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role (and instance)
+            name = "%s-%s" % (name, process["instance"])
         if process["api"] and secret and API_KEY_ENV in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}
@@ -218,7 +218,7 @@ def engine_specs(plan, engine):
             # what vLLM logs once an engine core has loaded (vllm_engine_headless_ready_log): a headless rank's only sign
             ready = {"log": engine["headless_ready_log"]}
         specs.append(new_spec(
-            name=name, host=host, image=engine["image"], command=command, env=env,
+            name=name, host=host, image=process.get("image") or engine["image"], command=command, env=env,
             devices=list(driver.get("devices") or []),
             gpus=[str(d) for d in process["devices"]] if driver.get("gpus") else None,
             volumes=volumes, network_mode=driver.get("network_mode", "host"), ipc_mode=driver.get("ipc_mode"),

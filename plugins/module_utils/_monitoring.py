@@ -30,13 +30,16 @@ ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 
 def scrape_targets(specs, cluster):
     """Prometheus file_sd target groups, one per /metrics endpoint, labelled with the cluster, inventory
-    host, container and role (prefill, decode, colocated, service)."""
+    host, container and role (prefill, decode, colocated, service), and an engine's instance (its DP group by
+    name: the role for the role's first instance, else <role>-<instance>)."""
     groups = []
     for spec in sorted(specs, key=lambda s: (s["host"], s["name"])):
         url = spec_meta.metrics_url(spec)
         if url:
             labels = {"llmops_cluster": cluster, "llmops_host": spec["host"], "llmops_container": spec["name"],
                       "llmops_role": spec_meta.role(spec)}
+            if spec_meta.instance(spec):
+                labels["llmops_instance"] = spec_meta.instance(spec)
             groups.append({"targets": [urllib.parse.urlsplit(url).netloc], "labels": labels})
     return groups
 

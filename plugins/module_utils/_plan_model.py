@@ -6,12 +6,18 @@
 Field names follow the inventory variables (see roles/vllm_engine/meta/argument_specs.yml):
 cluster-wide values come from ``vllm_engine_*`` group vars, DP group settings from
 ``vllm_engine_groups.<role>.*`` and node settings from ``vllm_engine_*`` host vars.
+
+A role is one DP group unless ``vllm_engine_instances.<role>`` names more: each instance is a DP group
+of its own on the hosts whose ``vllm_engine_instance`` names it, with the role's settings and the
+overrides INSTANCE_KEYS allows. The role's own group is its first instance, named after the role, so
+a cluster without instances plans as before.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import typing as t
 
 # Devices per node and how the runtime is told which of them a process may use. start_rank_zero: whether
@@ -46,6 +52,12 @@ GROUP_KEYS = ("dp_size", "tp_size", "launch", "dp_rpc_port", "dp_address", "api_
               "engine_id_template", "lookup_rpc_port_base", "hccl_port_range", "memcache_dp_init_barrier",
               "consumer_is_to_load", "consumer_is_to_put", "set_visible_devices")
 HCCL_RANGE_KEYS = ("base", "stride", "size")
+# What an instance may set for itself (vllm_engine_instances.<role>.<name>): its size, the ports and ids that
+# must differ where it shares a host or the cluster with another instance, and its image (a canary). The
+# rest of GROUP_KEYS is the role's: the connector, launcher and pool settings its peers rely on.
+INSTANCE_KEYS = ("dp_size", "tp_size", "dp_rpc_port", "dp_address", "api_port", "kv_port", "engine_id_template",
+                 "lookup_rpc_port_base", "hccl_port_range", "image")
+INSTANCE_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 # MooncakeConnectorV2's kv_connector_extra_config: the keys the seeds use. The connector reads more
 # across versions, so other keys pass unless they look like a misspelling of one of these.
 MOONCAKE_EXTRA_KEYS = ("prefill", "decode", "use_ascend_direct")
@@ -107,7 +119,8 @@ class HcclPortRange:
 
 @dataclasses.dataclass(frozen=True)
 class Group:
-    """One DP group: all ranks of one role."""
+    """One DP group: all ranks of one instance of a role. ``name`` is the role for the role's first
+    instance, else ``<role>-<instance>``; ``instance`` is None for the first, else the instance's name."""
 
     role: str
     dp_size: int
@@ -125,6 +138,20 @@ class Group:
     consumer_is_to_load: bool
     consumer_is_to_put: bool
     set_visible_devices: bool
+    name: str = ""
+    instance: t.Optional[str] = None
+    image: t.Optional[str] = None  # the instance's own image, else the cluster's
+    overrides: t.Tuple[str, ...] = ()  # the keys its instance entry sets
+
+    def variable(self, field):
+        """The inventory variable that sets (or, for an instance, would override) this group's field."""
+        if self.instance is not None and field in INSTANCE_KEYS:
+            return "vllm_engine_instances.%s.%s.%s" % (self.role, self.instance, field)
+        return "vllm_engine_groups.%s.%s" % (self.role, field)
+
+
+def group_name(role, instance):
+    return role if instance is None else "%s-%s" % (role, instance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,6 +168,12 @@ class Node:
     device_offset: int
     pythonhashseed: t.Optional[str]
     tenant_id: t.Optional[str]
+    instance: t.Optional[str] = None  # vllm_engine_instance: None for the role's first instance
+
+    @property
+    def group(self):
+        """The name of the DP group (instance) this node's ranks belong to."""
+        return group_name(self.role, self.instance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,6 +227,22 @@ class Cluster:
         return HARDWARE[self.hardware]["visible_var"]
 
     @property
+    def roles(self):
+        """The roles the cluster runs, each once, whatever its instances."""
+        return sorted({group.role for group in self.groups.values()})
+
+    def group_of(self, node):
+        """The DP group (instance) of a node, or None when its role or instance is not declared."""
+        return self.groups.get(node.group)
+
+    def groups_of(self, role):
+        """The instances of a role, the role's own first, then in the inventory's order."""
+        return [group for group in self.groups.values() if group.role == role]
+
+    def nodes_of(self, group):
+        return [node for node in self.nodes if node.group == group.name]
+
+    @property
     def ascend(self):
         return HARDWARE[self.hardware]["ascend"]
 
@@ -207,18 +256,18 @@ class Cluster:
         return HARDWARE[self.hardware]["visible_var"] is not None
 
     def rank_starts(self):
-        """{host: first DP rank}; a node without rank_start continues after the previous node of its role."""
+        """{host: first DP rank}; a node without rank_start continues after the previous node of its DP group."""
         starts = {}
         next_rank = {}
         for node in self.nodes:
-            start = node.rank_start if node.rank_start is not None else next_rank.get(node.role, 0)
+            start = node.rank_start if node.rank_start is not None else next_rank.get(node.group, 0)
             starts[node.host] = start
-            next_rank[node.role] = start + node.local_ranks
+            next_rank[node.group] = start + node.local_ranks
         return starts
 
 
-def parse_group(role, raw, unknown=None):
-    where = "vllm_engine_groups.%s" % role
+def parse_group(role, raw, unknown=None, where=None):
+    where = where or "vllm_engine_groups.%s" % role
     if not isinstance(raw, dict):
         raise InputError("%s must be a mapping" % where)
     if unknown is not None:
@@ -241,6 +290,7 @@ def parse_group(role, raw, unknown=None):
         _choice(kv_role, KV_ROLES, where, "kv_role")
     return Group(
         role=role,
+        name=role,
         dp_size=_require(raw, "dp_size", where, int),
         tp_size=_require(raw, "tp_size", where, int),
         launch=_choice(_optional(raw, "launch", where, str, "per_rank"), LAUNCH_MODES, where, "launch"),
@@ -257,6 +307,64 @@ def parse_group(role, raw, unknown=None):
         consumer_is_to_put=_optional(raw, "consumer_is_to_put", where, bool, False),
         set_visible_devices=_optional(raw, "set_visible_devices", where, bool, True),
     )
+
+
+def parse_instances(raw, groups, unknown=None):
+    """The instances beyond each role's first (vllm_engine_instances): {name: Group}, in the inventory's order."""
+    found = {}
+    if not raw:
+        return found
+    if not isinstance(raw, dict):
+        raise InputError("vllm_engine_instances must be a mapping of role to {instance name: overrides}")
+    for role, instances in raw.items():
+        where = "vllm_engine_instances.%s" % role
+        _choice(role, ROLES, "vllm_engine_instances", "key")
+        if role not in groups:
+            raise InputError("%s: role %s has no vllm_engine_groups.%s to take its settings from" % (where, role, role))
+        if not isinstance(instances, dict) or not instances:
+            raise InputError("%s must be a mapping of instance name to its overrides (an empty mapping for none)" % where)
+        previous = groups[role]
+        for instance, overrides in instances.items():
+            if not isinstance(instance, str) or not INSTANCE_NAME.match(instance) or instance in ROLES:
+                raise InputError("%s: an instance name is 1-32 lower-case letters, digits and dashes, and no role's name, got %r"
+                                 % (where, instance))
+            previous = found[group_name(role, instance)] = _instance_group(groups[role], previous, instance, overrides, unknown)
+    return found
+
+
+def _instance_group(first, previous, instance, overrides, unknown):
+    """An instance: its role's first group with the INSTANCE_KEYS it sets. The engine id template it inherits gets
+    ``-{instance}`` unless it names {instance}, and inherited lookup ports follow the previous instance's ranks, so
+    that ids and lookup ports stay unique across the cluster without the operator spelling them out."""
+    role = first.role
+    where = "vllm_engine_instances.%s.%s" % (role, instance)
+    overrides = overrides or {}
+    if not isinstance(overrides, dict):
+        raise InputError("%s must be a mapping of overrides, got %r" % (where, overrides))
+    if unknown is not None:
+        unknown += [("%s.%s" % (where, key), "instances of role %s share %s" % (role, key),
+                     "set it in vllm_engine_groups.%s.%s for every instance, or remove it" % (role, key))
+                    for key in overrides if key in GROUP_KEYS and key not in INSTANCE_KEYS]
+        unknown += unknown_keys({k: v for k, v in overrides.items() if k not in GROUP_KEYS}, INSTANCE_KEYS, where)
+    settings = {key: value for key, value in overrides.items() if key in INSTANCE_KEYS and key != "image"}
+    group = parse_group(role, dict(_group_raw(first), **settings), where=where)
+    template = group.engine_id_template
+    if template is not None and "engine_id_template" not in overrides and "{instance}" not in template:
+        template += "-{instance}"
+    lookup = group.lookup_rpc_port_base
+    if lookup is not None and "lookup_rpc_port_base" not in overrides:
+        lookup = previous.lookup_rpc_port_base + previous.dp_size
+    return dataclasses.replace(group, name=group_name(role, instance), instance=instance, engine_id_template=template,
+                               lookup_rpc_port_base=lookup, image=_optional(overrides, "image", where, str),
+                               overrides=tuple(key for key in overrides if key in INSTANCE_KEYS))
+
+
+def _group_raw(group):
+    """A parsed group as the raw mapping parse_group reads (to parse an instance over its role's group)."""
+    raw = {key: getattr(group, key) for key in GROUP_KEYS if key != "hccl_port_range"}
+    if group.hccl_port_range is not None:
+        raw["hccl_port_range"] = dataclasses.asdict(group.hccl_port_range)
+    return raw
 
 
 def parse_node(raw):
@@ -278,6 +386,7 @@ def parse_node(raw):
         device_offset=_optional(raw, "device_offset", where, int, 0),
         pythonhashseed=None if seed is None else str(seed),
         tenant_id=_optional(raw, "tenant_id", where, str),
+        instance=_optional(raw, "instance", where, str) or None,
     )
 
 
@@ -340,6 +449,7 @@ def parse_cluster(raw, unknown=None):
             continue
         _choice(role, ROLES, "vllm_engine_groups", "key")
         groups[role] = parse_group(role, group, unknown)
+    groups.update(parse_instances(raw.get("instances"), groups, unknown))
     if unknown is not None and isinstance(raw.get("mooncake_extra_config"), dict):
         unknown += mooncake_extra_unknown(raw["mooncake_extra_config"])
     ucm = raw.get("ucm") or {}

@@ -31,7 +31,7 @@ def start_waves(cluster):
     004 5.4 starts a pool deployment "pool service, decode, prefill, proxy": decode must be ready
     (and, with Memcache, have reserved its DDR pool) before prefill starts.
     """
-    roles = [r for r in ROLE_START_ORDER if r in cluster.groups]
+    roles = [r for r in ROLE_START_ORDER if r in cluster.roles]
     if cluster.pool is not None:
         return [[role] for role in roles]
     return [roles]
@@ -66,6 +66,7 @@ def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
     rank = {
         "cluster": cluster.name,
         "role": group.role,
+        "instance": group.name,
         "host": node.host,
         "address": node.address,
         "dp_rank": dp_rank,
@@ -80,7 +81,8 @@ def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
         "dp_address": dp_address,
         "dp_rpc_port": group.dp_rpc_port,
         "launch": group.launch,
-        "engine_id": group.engine_id_template.format(dp_rank=dp_rank) if group.engine_id_template else None,
+        "engine_id": group.engine_id_template.format(dp_rank=dp_rank, instance=group.instance or group.role)
+        if group.engine_id_template else None,
         "lookup_rpc_port": None,
         "hccl_host_socket_port_range": None,
         "hccl_npu_socket_port_range": None,
@@ -105,8 +107,10 @@ def _process_plan(cluster, group, node, ranks):
     devices = [d for r in ranks for d in r["devices"]]
     kv_config = kv_transfer_config(cluster, group, first["dp_rank"], first["engine_id"])
     process = {
-        "key": "%s%s" % (group.role, name_rank),
+        "key": "%s%s" % (group.name, name_rank),
         "role": group.role,
+        "instance": group.name,
+        "image": group.image,
         "host": node.host,
         "address": node.address,
         "nic": node.nic,
@@ -197,11 +201,8 @@ def build_plan(cluster):
         raise PlanError(problems)
     starts = cluster.rank_starts()
     ranks, processes = [], []
-    for role in ROLE_START_ORDER:
-        group = cluster.groups.get(role)
-        if group is None:
-            continue
-        nodes = [n for n in cluster.nodes if n.role == role]
+    for group in (g for role in ROLE_START_ORDER for g in cluster.groups_of(role)):
+        nodes = cluster.nodes_of(group)
         master = next(n for n in nodes if starts[n.host] == 0)
         dp_address = group.dp_address or master.address
         for node in nodes:

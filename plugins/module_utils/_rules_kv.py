@@ -36,29 +36,34 @@ def connector_problems(cluster):
             problems.append(Problem(c, group_var(group, "kv_role"), "%s ranks must be %s, got %s" % (group.role, expected, group.kv_role),
                                     "set kv_role to %s or remove it" % expected))
     if cluster.connector == "nixl":
-        if set(cluster.groups) != {"prefill", "decode"}:
+        if cluster.roles != ["decode", "prefill"]:
             problems.append(Problem(c, "vllm_engine_groups", "NixlConnector needs exactly a prefill and a decode group, got %s"
-                                    % sorted(cluster.groups), "define vllm_engine_groups.prefill and .decode"))
+                                    % cluster.roles, "define vllm_engine_groups.prefill and .decode"))
         for group in cluster.groups.values():
             if group.kv_port is None:
                 problems.append(Problem(c, group_var(group, "kv_port"), "NixlConnector needs a side-channel base port",
                                         "set kv_port (VLLM_NIXL_SIDE_CHANNEL_PORT; vLLM's default is 5600)"))
     if cluster.connector == "mooncake":
-        if set(cluster.groups) != {"prefill", "decode"}:
+        if cluster.roles != ["decode", "prefill"]:
             problems.append(Problem(c, "vllm_engine_groups", "MooncakeConnectorV2 needs exactly a prefill and a decode group, got %s"
-                                    % sorted(cluster.groups), "define vllm_engine_groups.prefill and .decode"))
+                                    % cluster.roles, "define vllm_engine_groups.prefill and .decode"))
         for group in cluster.groups.values():
             problems += _kv_port_problems(cluster, group)
         for role in ("prefill", "decode"):
             declared = cluster.mooncake_extra_config.get(role)
-            group = cluster.groups.get(role)
-            if declared is None or group is None:
-                continue
-            real = {"dp_size": group.dp_size, "tp_size": group.tp_size}
-            if declared != real:
-                problems.append(Problem(c, "vllm_engine_mooncake_extra_config.%s" % role,
-                                        "declares %s but the %s group is %s" % (declared, role, real),
-                                        "declare %s: %s (MooncakeConnector must see the real topology)" % (role, real)))
+            for group in cluster.groups_of(role):
+                real = {"dp_size": group.dp_size, "tp_size": group.tp_size}
+                if declared is None or declared == real:
+                    continue
+                if group.instance is None:
+                    problems.append(Problem(c, "vllm_engine_mooncake_extra_config.%s" % role,
+                                            "declares %s but the %s group is %s" % (declared, role, real),
+                                            "declare %s: %s (MooncakeConnector must see the real topology)" % (role, real)))
+                else:  # one extra config for the cluster: every peer computes this role's ports from it
+                    problems.append(Problem(c, group.variable("dp_size" if "dp_size" in group.overrides else "tp_size"),
+                                            "instance %s of role %s is %s, but MooncakeConnectorV2's extra config, which every "
+                                            "engine of the cluster reads, declares %s %s" % (group.instance, role, real, role, declared),
+                                            "give every %s instance the same dp_size and tp_size (remove the override)" % role))
     return problems
 
 
@@ -107,9 +112,9 @@ def pool_problems(cluster):
     problems += _pool_size_problems(cluster)
     if pool.backend == "mooncake":
         keys = {name.split(".", 1)[1]: None for name in pool.sizes if name.startswith("mooncake_master_segment_size.")}
-        found = unknown_keys(keys, tuple(sorted(cluster.groups)), "mooncake_master_segment_size")
+        found = unknown_keys(keys, tuple(cluster.roles), "mooncake_master_segment_size")
         found += [("mooncake_master_segment_size.%s" % role, "missing: every %s worker's mooncake.json needs its size" % role,
-                   "set it (0 on nodes that contribute nothing)") for role in sorted(cluster.groups) if role not in keys]
+                   "set it (0 on nodes that contribute nothing)") for role in cluster.roles if role not in keys]
         problems += [Problem(c, variable, message, fix) for variable, message, fix in found]
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())

@@ -13,34 +13,33 @@ def bound_ports(cluster, ranks, processes):
     """Every (host, space, low, high, owner, variable) a process will bind; NPU ports are their own space."""
     entries = []
     for process in processes:
-        role = process["role"]
-        label = "%s %s" % (role, "rank %d" % process["dp_ranks"][0] if process["launch"] == "per_rank" else "engine")
+        group = cluster.groups[process["instance"]]
+        label = "%s %s" % (group.name, "rank %d" % process["dp_ranks"][0] if process["launch"] == "per_rank" else "engine")
         if process["api"]:
-            var = "vllm_engine_api_port / %s" % ("vllm_engine_groups.%s.api_port" % role)
+            var = "vllm_engine_api_port / %s" % group.variable("api_port")
             entries.append((process["host"], "host", process["port"], process["port"], label + " API", var))
     for rank in ranks:
-        role, host, dp_rank = rank["role"], rank["host"], rank["dp_rank"]
-        label = "%s rank %d" % (role, dp_rank)
-        if rank["dp_master"] and (rank["launch"] == "per_rank" or cluster.groups[role].dp_size > 1):
-            entries.append((host, "host", rank["dp_rpc_port"], rank["dp_rpc_port"], label + " DP RPC",
-                            "vllm_engine_groups.%s.dp_rpc_port" % role))
+        group, host, dp_rank = cluster.groups[rank["instance"]], rank["host"], rank["dp_rank"]
+        label = "%s rank %d" % (group.name, dp_rank)
+        if rank["dp_master"] and (rank["launch"] == "per_rank" or group.dp_size > 1):
+            entries.append((host, "host", rank["dp_rpc_port"], rank["dp_rpc_port"], label + " DP RPC", group.variable("dp_rpc_port")))
         if rank["hccl_host_socket_port_range"]:
             low, high = (int(p) for p in rank["hccl_host_socket_port_range"].split("-"))
-            var = "vllm_engine_groups.%s.hccl_port_range" % role
+            var = group.variable("hccl_port_range")
             entries.append((host, "host", low, high, label + " HCCL host sockets", var))
             entries.append((host, "npu", low, high, label + " HCCL NPU sockets", var))
         if rank["mooncake_ports"]:
             low, high = rank["mooncake_ports"]["side_channel"]
-            var = "vllm_engine_groups.%s.kv_port" % role
+            var = group.variable("kv_port")
             entries.append((host, "host", low, high, label + " Mooncake side channel", var))
             control = rank["mooncake_ports"]["control"]
             entries.append((host, "host", control, control, label + " Mooncake control", var))
         if rank["nixl_side_channel_port"] is not None:
             port = rank["nixl_side_channel_port"]
-            entries.append((host, "host", port, port, label + " NIXL side channel", "vllm_engine_groups.%s.kv_port" % role))
+            entries.append((host, "host", port, port, label + " NIXL side channel", group.variable("kv_port")))
         if rank["lookup_rpc_port"] is not None:
             port = rank["lookup_rpc_port"]
-            entries.append((host, "host", port, port, label + " lookup RPC", "vllm_engine_groups.%s.lookup_rpc_port_base" % role))
+            entries.append((host, "host", port, port, label + " lookup RPC", group.variable("lookup_rpc_port_base")))
     for service in cluster.services:
         for index, port in enumerate(service.ports):
             variable = service.variables[index] if service.variables else "%s port" % service.name
@@ -76,6 +75,7 @@ def span(entry):
 
 def unique(cluster, items, field, group_field):
     problems = []
+    between = " and between instances" if len(cluster.groups) > len(cluster.roles) else ""
     owner = {}
     for item in items:
         value = item[field]
@@ -85,11 +85,11 @@ def unique(cluster, items, field, group_field):
         if value in owner:
             other = owner[value]
             problems.append(Problem(
-                cluster.name, "vllm_engine_groups.%s.%s" % (item["role"], group_field),
+                cluster.name, cluster.groups[item["instance"]].variable(group_field),
                 "%s %s is also used by %s rank %s on %s" % (field, value, other[0], other[1], other[2]),
-                "make %s unique per engine (include {dp_rank}, differ between prefill and decode)" % field
-                if field == "engine_id" else "give prefill and decode lookup bases that do not overlap",
+                "make %s unique per engine (include {dp_rank}, differ between prefill and decode%s)" % (field, between)
+                if field == "engine_id" else "give prefill and decode%s lookup bases that do not overlap" % between,
                 host=item["host"], rank=rank))
         else:
-            owner[value] = (item["role"], rank, item["host"])
+            owner[value] = (item["instance"], rank, item["host"])
     return problems

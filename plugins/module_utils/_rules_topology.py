@@ -13,7 +13,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_errors impo
 
 
 def group_var(group, field):
-    return "vllm_engine_groups.%s.%s" % (group.role, field)
+    return group.variable(field)
 
 
 def _identity_problems(cluster):
@@ -44,7 +44,7 @@ def shared_machine_problems(cluster):
         return problems
     by_address = {}
     for node in cluster.nodes:
-        group = cluster.groups.get(node.role)
+        group = cluster.group_of(node)
         if group is not None:
             first = node.device_offset
             by_address.setdefault(node.address, []).append((node, first, first + node.local_ranks * group.tp_size - 1))
@@ -77,18 +77,33 @@ def node_group_problems(cluster):
         if node.host in seen:
             problems.append(Problem(c, "inventory", "host is listed twice", "list each host once", host=node.host))
         seen.add(node.host)
-        if node.role not in cluster.groups:
+        if node.role not in cluster.roles:
             problems.append(Problem(
                 c, "vllm_engine_role", "role %s has no entry in vllm_engine_groups" % node.role,
                 "add vllm_engine_groups.%s or set vllm_engine_role to one of %s"
-                % (node.role, ", ".join(sorted(cluster.groups))), host=node.host))
+                % (node.role, ", ".join(cluster.roles)), host=node.host))
+        elif cluster.group_of(node) is None:
+            declared = [g.instance for g in cluster.groups_of(node.role) if g.instance is not None]
+            problems.append(Problem(
+                c, "vllm_engine_instance", "%s is not an instance of role %s (its instances: %s)"
+                % (node.instance, node.role, ", ".join(declared) or "none but the role's own"),
+                "declare vllm_engine_instances.%s.%s, or set vllm_engine_instance to one of those (empty for the role's own)"
+                % (node.role, node.instance), host=node.host))
         if node.local_ranks < 1:
             problems.append(Problem(c, "vllm_engine_local_ranks", "must be at least 1, got %d" % node.local_ranks,
                                     "give the number of DP ranks this node runs", host=node.host))
     for group in cluster.groups.values():
-        if not any(n.role == group.role for n in cluster.nodes):
+        if group.instance is not None and not cluster.nodes_of(group):
+            problems.append(Problem(c, "vllm_engine_instances.%s.%s" % (group.role, group.instance),
+                                    "no host has vllm_engine_role %s and vllm_engine_instance %s" % (group.role, group.instance),
+                                    "set vllm_engine_instance: %s on the hosts of this instance, or remove it" % group.instance))
+        elif not any(n.role == group.role for n in cluster.nodes):
             problems.append(Problem(c, "vllm_engine_groups.%s" % group.role, "no host has vllm_engine_role %s" % group.role,
                                     "add hosts for this role or remove the group"))
+        elif not cluster.nodes_of(group):
+            problems.append(Problem(c, "vllm_engine_instance", "every host of role %s names an instance, so the role's own "
+                                    "(its first, vllm_engine_groups.%s) has none" % (group.role, group.role),
+                                    "leave vllm_engine_instance unset on the hosts of the role's first instance"))
         for field in ("dp_size", "tp_size"):
             if getattr(group, field) < 1:
                 problems.append(Problem(c, group_var(group, field), "must be at least 1", "set a positive size"))
@@ -100,7 +115,9 @@ def rank_problems(cluster):
     c = cluster.name
     starts = cluster.rank_starts()
     for group in cluster.groups.values():
-        nodes = [n for n in cluster.nodes if n.role == group.role]
+        nodes = cluster.nodes_of(group)
+        if not nodes:
+            continue  # node_group_problems names it
         owner = {}
         for node in nodes:
             used = node.device_offset + node.local_ranks * group.tp_size
@@ -118,7 +135,7 @@ def rank_problems(cluster):
                 elif rank in owner:
                     problems.append(Problem(
                         c, "vllm_engine_rank_start", "rank %d is already run by host %s" % (rank, owner[rank]),
-                        "give each node of role %s a rank_start after the previous node's last rank" % group.role,
+                        "give each node of %s a rank_start after the previous node's last rank" % _called(group),
                         host=node.host, rank=rank))
                 else:
                     owner[rank] = node.host
@@ -136,7 +153,7 @@ def rank_problems(cluster):
             continue
         master = next(n for n in nodes if starts[n.host] == 0)
         if master.headless:
-            problems.append(Problem(c, "vllm_engine_headless", "the DP master (rank 0) of role %s must serve the API" % group.role,
+            problems.append(Problem(c, "vllm_engine_headless", "the DP master (rank 0) of %s must serve the API" % _called(group),
                                     "set vllm_engine_headless: false on the node that runs rank 0", host=master.host, rank=0))
         if group.dp_address is not None and group.dp_address != master.address:
             problems.append(Problem(
@@ -147,15 +164,20 @@ def rank_problems(cluster):
     return problems
 
 
+def _called(group):
+    """How messages name a DP group: its role, or the instance of its role."""
+    return "role %s" % group.role if group.instance is None else "instance %s of role %s" % (group.instance, group.role)
+
+
 def _engine_id_template_problems(cluster, group):
     template = group.engine_id_template
     if template is None:
         return []
     fields = {part[1] for part in string.Formatter().parse(template) if part[1] is not None}
     var = group_var(group, "engine_id_template")
-    if fields - {"dp_rank"}:
-        return [Problem(cluster.name, var, "only {dp_rank} may be substituted, got %s" % sorted(fields - {"dp_rank"}),
-                        "write the template like glm53-flash-%s-dp{dp_rank}" % group.role)]
+    if fields - {"dp_rank", "instance"}:
+        return [Problem(cluster.name, var, "only {dp_rank} and {instance} may be substituted, got %s"
+                        % sorted(fields - {"dp_rank", "instance"}), "write the template like glm53-flash-%s-dp{dp_rank}" % group.role)]
     return []
 
 

@@ -40,9 +40,9 @@ def ucm_problems(cluster):
     problems = []
     if not cluster.ucm_config_file:
         problems.append(Problem(c, "ucm_cache_config_file", "UCMConnector needs UCM_CONFIG_FILE", "set ucm_cache_config_file"))
-    for group in cluster.groups.values():
-        if group.role != "colocated":
-            problems.append(Problem(c, "vllm_engine_groups.%s" % group.role, "UCMConnector runs kv_both on colocated engines",
+    for role in cluster.roles:
+        if role != "colocated":
+            problems.append(Problem(c, "vllm_engine_groups.%s" % role, "UCMConnector runs kv_both on colocated engines",
                                     "use role colocated with the ucm connector"))
     config = cluster.ucm_config or {}
     connectors = config.get("ucm_connectors")

@@ -13,7 +13,8 @@ accessors below instead of parsing argv, names or rendered files.
 the spec, so a cluster deployed before ``meta`` existed is unchanged by a run that has it.
 
 Keys: kind (engine, proxy, pool_service, service), role (prefill, decode, colocated; service for the
-rest), dp_group ("address:rpc port" of its DP coordinator, or null), dp_ranks, engines_behind (how
+rest), instance (an engine's DP group by name: its role for the role's first instance, else
+"<role>-<instance>"; absent for services), dp_group ("address:rpc port" of its DP coordinator, or null), dp_ranks, engines_behind (how
 many engines a request to its API may reach), api_url, metrics_url, headless, devices, model,
 served_model, devices (what the plan hands it: NPUs through ASCEND_RT_VISIBLE_DEVICES or GPUs), npus,
 pool ({backend, bytes_per_worker} or null), ucm_storage ({host path: posix_capacity_gb}), ascend_direct
@@ -38,6 +39,11 @@ def kind(spec):
 def is_engine(spec):
     """A vLLM engine process (vllm serve), not a service such as the proxy or a pool service."""
     return kind(spec) == "engine"
+
+
+def instance(spec):
+    """An engine's instance (its role for the role's first), None for a service."""
+    return of(spec).get("instance")
 
 
 def role(spec):
@@ -128,7 +134,8 @@ def engine_meta(process, model_path, flags, addons, gpus=None):
     if isinstance(served, list):
         served = served[0] if served else None
     meta = {
-        "kind": "engine", "role": process["role"], "dp_group": process["dp_group"], "dp_ranks": list(process["dp_ranks"]),
+        "kind": "engine", "role": process["role"], "instance": process["instance"], "dp_group": process["dp_group"],
+        "dp_ranks": list(process["dp_ranks"]),
         "engines_behind": 1 if process["launch"] == "per_rank" else process["dp_size"],
         "api_url": api, "metrics_url": api + "/metrics" if api else None, "headless": not process["api"],
         "devices": [int(g) for g in gpus] if gpus else list(process["npus"]), "npus": list(process["npus"]),

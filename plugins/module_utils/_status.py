@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
-COLUMNS = ("HOST", "CONTAINER", "ROLE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
+COLUMNS = ("HOST", "CONTAINER", "ROLE", "INSTANCE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
 
 
 def cluster_status(states_by_host, specs):
@@ -26,7 +26,8 @@ def cluster_status(states_by_host, specs):
             why = (state.get("msg") or "no answer").splitlines()[0]
             degraded.append("host %s could not be looked at: %s" % (host, why))
             for spec in by_host.get(host, []):
-                rows.append(dict(host=host, container=spec["name"], role=spec_meta.role(spec), dp_ranks=spec_meta.dp_ranks(spec),
+                rows.append(dict(host=host, container=spec["name"], role=spec_meta.role(spec), instance=instance_of(spec),
+                                 dp_ranks=spec_meta.dp_ranks(spec),
                                  state="unknown", ready="-", status="-", restarts="-", image=spec["image"], drift="unknown"))
             continue
         containers = state.get("containers") or {}
@@ -34,7 +35,8 @@ def cluster_status(states_by_host, specs):
             name = spec["name"]
             seen = containers.get(name, {})
             drift = state["status"].get(name, "missing")
-            row = dict(host=host, container=name, role=spec_meta.role(spec), dp_ranks=spec_meta.dp_ranks(spec),
+            row = dict(host=host, container=name, role=spec_meta.role(spec), instance=instance_of(spec),
+                       dp_ranks=spec_meta.dp_ranks(spec),
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
                        status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                        image=seen.get("image", spec["image"]), drift=drift)
@@ -44,11 +46,16 @@ def cluster_status(states_by_host, specs):
                                 if row["state"] != "running" or drift != "ok" else "%s on %s is running but not ready" % (name, host))
         for name in state.get("extra") or []:
             seen = containers.get(name, {})
-            rows.append(dict(host=host, container=name, role="-", dp_ranks="", state=seen.get("state", "?"), ready="-",
+            rows.append(dict(host=host, container=name, role="-", instance="-", dp_ranks="", state=seen.get("state", "?"), ready="-",
                              status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                              image=seen.get("image", "-"), drift="extra"))
             degraded.append("%s on %s belongs to the cluster but to no spec of the plan (teardown removes it)" % (name, host))
     return {"rows": rows, "table": "\n".join(table(rows)), "degraded": degraded}
+
+
+def instance_of(spec):
+    """The engine's instance (its DP group by name), "-" for a service."""
+    return spec_meta.instance(spec) or "-"
 
 
 def table(rows):

@@ -41,9 +41,12 @@ options:
         (none, ucm, mooncake, nixl), C(groups) (per role prefill, decode or colocated - dp_size, tp_size,
         launch, dp_rpc_port, dp_address, api_port, kv_port, kv_role, engine_id_template, set_visible_devices,
         lookup_rpc_port_base, hccl_port_range, memcache_dp_init_barrier, consumer_is_to_load,
-        consumer_is_to_put), C(nodes) (host, address, nic, role, local_ranks, rank_start, api_port,
+        consumer_is_to_put), C(nodes) (host, address, nic, role, instance, local_ranks, rank_start, api_port,
         headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional
         C(devices_per_node), C(network_env), C(mooncake_extra_config), C(ucm), C(pool), C(services).
+      - C(instances) (optional, per role a mapping of instance name to overrides - dp_size, tp_size, dp_rpc_port,
+        dp_address, api_port, kv_port, engine_id_template, lookup_rpc_port_base, hccl_port_range, image) adds DP groups
+        of a role beyond its first; a node's C(instance) names the one it runs ranks of.
       - What C(vllm serve) gets besides the plan's own flags, checked too - C(model), C(model_from_hub),
         C(mounts) (the engines' volumes, src:dst[:mode]), C(args) and C(role_args) (vllm_engine_args and
         vllm_engine_role_args). Refused are flags the plan renders, flags vLLM lacks, values its parser rejects, settings
@@ -95,7 +98,9 @@ plan:
       elements: list
       returned: success
     ranks:
-      description: Host, dp_rank, local_index, devices, port, api, dp_address, engine_id, lookup_rpc_port, HCCL ranges, Mooncake ports.
+      description:
+        - Host, role, instance (its DP group - the role for the role's first instance, else <role>-<name>), dp_rank,
+          local_index, devices, port, api, dp_address, engine_id, lookup_rpc_port, HCCL ranges, Mooncake ports.
       type: list
       elements: dict
       returned: success

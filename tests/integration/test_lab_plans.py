@@ -338,6 +338,27 @@ def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
     assert proxy["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
 
 
+def test_pd_2p2d_a3_runs_two_instances_of_each_role_behind_one_proxy(lab_plans):
+    """Not a seed: pd_a3 grown to 2P2D. Instance b of each role is a DP group of its own, its rank 0 the DP master on
+    its own node, with pd_a3's flags otherwise; the proxy lists every instance's API ranks."""
+    plan = lab_plans["pd_2p2d_a3"]
+    for host, name, ip in (("pd_2p2d_a3_decode", "vllm-ascend-decode-dp3", "192.0.2.93"),
+                           ("pd_2p2d_a3_decode_b", "vllm-ascend-decode-b-dp3", "192.0.2.94")):
+        spec = plan.spec(host, name)
+        _words, flags = seed.flags(spec["command"])
+        assert (flags["--data-parallel-rank"], flags["--data-parallel-address"], flags["--port"]) == ("3", ip, "9903")
+        assert spec["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "6,7" and spec["meta"]["dp_group"] == ip + ":12325"
+    assert {spec["meta"]["instance"] for spec in plan.specs().values() if spec["meta"]["kind"] == "engine"} == \
+        {"prefill", "prefill-b", "decode", "decode-b"}
+    proxy = plan.spec("pd_2p2d_a3_prefill", "pd-proxy")
+    instances = json.loads(proxy["files"]["/etc/llmops/pd_proxy/instances.json"])
+    assert instances["prefill"] == ["192.0.2.91:9081", "192.0.2.91:9082", "192.0.2.92:9081", "192.0.2.92:9082"]
+    assert len(instances["decode"]) == 16 and "192.0.2.94:9907" in instances["decode"]
+    # an instance's spec equals its role's first instance's but for its node, DP address and name
+    first, other = plan.spec("pd_2p2d_a3_prefill", "vllm-ascend-prefill-dp1"), plan.spec("pd_2p2d_a3_prefill_b", "vllm-ascend-prefill-b-dp1")
+    assert [a.replace("192.0.2.92", "192.0.2.91") for a in other["command"]] == first["command"]
+
+
 @pytest.mark.parametrize("cluster", CLUSTERS)
 def test_every_spec_carries_the_plans_meta_and_it_says_what_the_spec_runs(lab_plans, cluster):
     """Every launch spec of every lab cluster has its meta, and each fact of it equals what the spec's argv,

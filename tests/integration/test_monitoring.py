@@ -49,6 +49,13 @@ def test_targets_are_every_api_engine_and_the_pool_master(tmp_path):
     assert all(group["targets"][0].startswith("192.0.2.") for group in targets)
 
 
+def test_each_engine_target_names_its_instance(tmp_path):
+    targets, _rules = monitoring("pd_2p2d_a3", tmp_path)
+    instances = sorted({group["labels"]["llmops_instance"] for group in targets})
+    assert instances == ["decode", "decode-b", "prefill", "prefill-b"]
+    assert sum(group["labels"]["llmops_instance"] == "decode-b" for group in targets) == 8  # every rank of it has its API
+
+
 def test_promtool_accepts_the_rules_and_they_fire_as_documented(tmp_path, promtool):
     targets, rules = monitoring("pd_pool_a2", tmp_path)
     checked = subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False)

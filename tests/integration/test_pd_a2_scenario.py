@@ -355,7 +355,7 @@ def test_status_shows_a_healthy_cluster_and_exits_zero(deployed, tmp_path):
     assert {(r["state"], r["ready"], r["drift"]) for r in rows} == {("running", "yes", "ok")}
     decode = next(r for r in rows if r["container"] == "vllm-ascend-decode-dp6")
     assert (decode["host"], decode["role"], decode["dp_ranks"], decode["image"]) == ("pd_a2_d1", "decode", "6", "llmops-engine:test")
-    assert re.search(r"HOST +CONTAINER +ROLE +DP RANKS +STATE +READY +STATUS +RESTARTS +IMAGE +DRIFT", result.output)
+    assert re.search(r"HOST +CONTAINER +ROLE +INSTANCE +DP RANKS +STATE +READY +STATUS +RESTARTS +IMAGE +DRIFT", result.output)
 
 
 def test_status_names_a_dead_rank_and_exits_non_zero(deployed):

@@ -46,6 +46,10 @@ def test_the_documented_choices_are_the_planners_constants():
     cluster = " ".join(_doc(ROOT / "plugins" / "modules" / "engine_plan.py")["options"]["cluster"]["description"])
     assert "C(hardware) (%s)" % ", ".join(model.HARDWARE) in cluster
     assert "C(connector) (%s)" % ", ".join(model.CONNECTORS) in cluster
+    # the overrides an instance may set, as the module and the inventory variable document them
+    assert "overrides - %s)" % ", ".join(model.INSTANCE_KEYS) in cluster
+    instances = " ".join(_options("vllm_engine", "plan")["vllm_engine_instances"]["description"])
+    assert "Overrides (all optional): %s and image" % ", ".join(model.INSTANCE_KEYS[:-1]) in instances
 
 
 def test_every_driver_profile_is_made_for_a_hardware_kind_of_the_planner():

@@ -41,9 +41,10 @@ def test_every_api_engine_and_the_pool_master_are_targets_the_proxy_and_headless
     assert by_container["vllm-prefill-dp0"] == {
         "targets": ["192.0.2.41:9081"],
         "labels": {"llmops_cluster": "pd_a2", "llmops_host": "pd_a2_p0", "llmops_container": "vllm-prefill-dp0",
-                   "llmops_role": "prefill"}}
+                   "llmops_role": "prefill", "llmops_instance": "prefill"}}
     assert by_container["vllm-decode-dp5"]["targets"] == ["192.0.2.44:9901"]
     assert by_container["mooncake-master"]["labels"]["llmops_role"] == "service"
+    assert "llmops_instance" not in by_container["mooncake-master"]["labels"]  # an engine's DP group, no service has one
     assert "pd-proxy" not in by_container and "vllm-prefill-dp1" not in by_container
 
 

@@ -50,7 +50,7 @@ def test_engine_id_must_be_unique():
 def test_engine_id_template_fields():
     cluster = seeds.pd_pool_a2()
     cluster["groups"]["decode"]["engine_id_template"] = "decode-{rank}"
-    assert "vllm_engine_groups.decode.engine_id_template: only {dp_rank} may be substituted" in problems_of(cluster)[0]
+    assert "vllm_engine_groups.decode.engine_id_template: only {dp_rank} and {instance} may be substituted" in problems_of(cluster)[0]
 
 
 def test_hccl_ranges_need_per_rank_processes():

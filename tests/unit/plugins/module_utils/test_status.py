@@ -36,8 +36,9 @@ def test_a_healthy_cluster_has_no_problem_and_one_row_per_container():
     assert [(r["container"], r["role"], r["dp_ranks"]) for r in report["rows"]] == [
         ("vllm-decode-dp0", "decode", "0"), ("vllm-decode-dp1", "decode", "1"), ("vllm", "colocated", "0-1"), ("pd-proxy", "service", "")]
     lines = report["table"].splitlines()
-    assert lines[0].split() == ["HOST", "CONTAINER", "ROLE", "DP", "RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT"]
-    assert lines[4].split()[:6] == ["p0", "pd-proxy", "service", "-", "running", "yes"]
+    assert lines[0].split() == ["HOST", "CONTAINER", "ROLE", "INSTANCE", "DP", "RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE",
+                                "DRIFT"]
+    assert lines[4].split()[:7] == ["p0", "pd-proxy", "service", "-", "-", "running", "yes"]
 
 
 def test_every_kind_of_trouble_is_named():

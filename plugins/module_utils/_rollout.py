@@ -13,6 +13,10 @@ Three facts of a vLLM cluster shape the steps:
 - a group whose containers all run and only changed spec (a new image, a new flag) is rolled:
   one group at a time in start order, each waited for before the next, so the others keep serving.
 Everything else that must start in a wave starts together, as on a first deploy.
+
+A step that restarts every serving instance (DP group) of a role at once stops that role: an outage,
+which the play refuses unless accepted. A role with a second instance rolls with one serving while the
+other restarts; a group that is already down (a first deploy, a dead rank) is recovered, not an outage.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import base64
 import hashlib
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, is_engine
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, instance, is_engine, role
 
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
@@ -141,7 +145,8 @@ def launch_steps(states, specs, waves):
     changed]}). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
 
     Returns {"steps": [{"wave", "rolling", "stop", "start", "restart", "wait", "hosts"}], "why": {"host/name":
-    reason}, "lines": one printable line per container stopped or started}. A step's stop / start / restart /
+    reason}, "lines": one printable line per container stopped or started, "outages": [{"step", "role",
+    "instances", "text"}] for each step that restarts every serving instance of a role}. A step's stop / start / restart /
     wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start", "restart",
     "wait"}}), which is what each host acts on. A wave's first step starts whatever must start and waits for the
     whole wave but the groups to roll; each rolled group then gets a step of its own, which waits for it.
@@ -179,7 +184,7 @@ def launch_steps(states, specs, waves):
     # processes about to go (puts fail with TRANSFER_FAIL until the master drops them).
     stop = [s for s in dependents if uid(s) in running]
     stop_wave = min((s["wave"] for s in services), default=None)
-    steps, lines = [], []
+    steps, lines, outages = [], [], []
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
@@ -190,11 +195,32 @@ def launch_steps(states, specs, waves):
         parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
         for start, wait, rolled, stopped in parts:
             steps.append(_step(wave, start, wait, status, rewritten, rolled, stopped))
+            outages += _outages(len(steps), start, groups, running, dependents)
             lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
                       % (len(steps), wave, s["name"], s["host"]) for s in stopped]
             lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
                                                              why[uid(s)]) for s in start]
-    return {"steps": steps, "why": why, "lines": lines}
+    lines += [outage["text"] for outage in outages]
+    return {"steps": steps, "why": why, "lines": lines, "outages": outages}
+
+
+def _outages(step, start, groups, running, dependents):
+    """The roles whose every serving instance this step restarts. Serving: a DP group whose containers all run.
+    Engines restarted after a restarted pool service are left out: the pool service's restart is what stops them
+    (Mooncake #2246), whichever instances a role has."""
+    def serving(group):
+        return all(uid(member) in running for member in groups[group])
+
+    restarted = {dp_group(s) for s in start if is_engine(s) and s not in dependents and serving(dp_group(s))}
+    found = []
+    for name in sorted({role(groups[g][0]) for g in restarted}):
+        of_role = [g for g in groups if is_engine(groups[g][0]) and role(groups[g][0]) == name and serving(g)]
+        if set(of_role) <= restarted:
+            instances = sorted({instance(groups[g][0]) or name for g in of_role})
+            found.append({"step": step, "role": name, "instances": instances,
+                          "text": "step %d restarts every serving instance of role %s (%s): nothing of that role serves until "
+                                  "it is back" % (step, name, ", ".join(instances))})
+    return found
 
 
 def _engines_after_services(services, groups, touched, rolling, why):

@@ -44,6 +44,41 @@ def targets(specs):
             "model": spec_meta.served_model(api[0]) if api else None}
 
 
+def kv_pairs(found):
+    """(prefill, decode) for every prefill instance with every decode instance, each by its first API engine: the pairs
+    whose KV path verify proves itself, with the proxy's two requests, so that one broken pair cannot hide behind
+    the balancer (a 1P1D cluster has one pair)."""
+    def firsts(role):
+        chosen = {}
+        for spec in found["api"]:
+            if spec_meta.role(spec) == role:
+                chosen.setdefault(spec_meta.instance(spec) or role, spec)
+        return list(chosen.values())
+    return [(prefill, decode) for prefill in firsts("prefill") for decode in firsts("decode")]
+
+
+def prefill_request(model, prompt):
+    """What vllm-ascend's proxy sends a prefill engine (its build_prefill_request): one token, and the KV kept for a
+    remote decode, whose whereabouts come back in the answer's kv_transfer_params."""
+    return {"model": model, "prompt": prompt, "max_tokens": 1, "min_tokens": 1, "stream": False, "temperature": 0,
+            "kv_transfer_params": {"do_remote_decode": True, "do_remote_prefill": False, "remote_engine_id": None,
+                                   "remote_block_ids": None, "remote_host": None, "remote_port": None}}
+
+
+def decode_request(model, prompt, kv_transfer_params):
+    """The decode half: the same prompt with the prefill's kv_transfer_params, greedy (see the front's completion)."""
+    return {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True,
+            "kv_transfer_params": kv_transfer_params}
+
+
+def pair_line(pair):
+    """A report line of one prefill-decode pair's check."""
+    shown = "HTTP %s, %g prompt tokens from the prefill's KV, text %r" % (pair["status"] or "nothing", pair["loaded"],
+                                                                          (pair.get("text") or "")[:30])
+    tries = " (after %d tries: the first request of a pair opens its KV side channel)" % pair["attempts"] if pair["attempts"] > 1 else ""
+    return "KV pair %s: %s%s%s" % (pair["pair"], "ok, " if pair["ok"] else "FAILED, ", shown if pair["ok"] else pair["why"], tries)
+
+
 def repeats(spec):
     """Sends of the long prompt to an API rank so that two reach one engine: one more than the engines behind
     it (the whole DP group when one API server fronts it, as vLLM balances by load; one with a rank of its own)."""
@@ -100,9 +135,9 @@ def service_changes(before, after, limit=4):
     return ["%s %+g" % (name, delta) for delta, name in sorted(moved, reverse=True)[:limit]]
 
 
-def report(checks, completion, counters, services, sharing=None):
-    """The printable report: per endpoint status and latency, the completion with its TTFT, the counters,
-    what showed the KV pool shared."""
+def report(checks, completion, counters, services, sharing=None, pairs=()):
+    """The printable report: per endpoint status and latency, the completion with its TTFT, each prefill-decode
+    pair's KV path, the counters, what showed the KV pool shared."""
     lines = ["%-40s %-22s %-6s %s" % ("ENDPOINT", "CHECK", "RESULT", "LATENCY")]
     for check in checks:
         latency = "%.0f ms" % (check["seconds"] * 1000) if check.get("seconds") is not None else "-"
@@ -117,6 +152,7 @@ def report(checks, completion, counters, services, sharing=None):
         if warmup and not warmup["served"]:
             lines.append("the warm-up completion before it was not served (HTTP %s, %r): the first request between a "
                          "decode and a prefill engine opens their KV side channel" % (warmup["status"] or "nothing", warmup["text"][:80]))
+    lines += [pair_line(pair) for pair in pairs]
     still = []
     for name, row in sorted(counters.items()):
         shown = [metric for metric in CACHE_METRICS if metric in row["after"] or metric in row["before"]]

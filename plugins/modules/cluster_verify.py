@@ -19,6 +19,11 @@ description:
     measured. In a PD cluster a decode rank must have loaded KV for it (C(vllm:external_prefix_cache_hits_total)).
     A warm-up completion goes first and is reported, not judged - the first request between a decode and a prefill
     engine opens their KV side channel, whose handshake vLLM gives a fixed 5 s.
+  - In a PD cluster, every prefill instance with every decode instance (each by its first API engine) gets the proxy's
+    two requests from verify itself - the prefill with C(kv_transfer_params) asking for a remote decode, then the decode
+    with what the prefill answered, under one C(X-Request-Id) - and the decode must answer text and load the prefill's KV,
+    so that one broken pair cannot hide behind the balancer. A pair that fails is asked once more (its first request opens
+    the side channel).
   - A long prompt new to the cluster, sent twice to every API rank that computes prefills (one more time than the
     engines behind it when one API server fronts a DP group, since vLLM balances by load, not by prefix), must hit a cache
     (C(vllm:prefix_cache_hits_total) or C(vllm:external_prefix_cache_hits_total) rise). Counters before and after are
@@ -105,6 +110,14 @@ pool:
       and missed (those that did not). Null otherwise.
   returned: always
   type: dict
+pairs:
+  description:
+    - In a PD cluster, one entry per prefill-decode instance pair - pair ("<prefill instance> -> <decode instance>"),
+      prefill and decode (the engines asked), ok, status (the decode's HTTP status), loaded (prompt tokens the decode
+      took from the prefill's KV), text, why (when not ok), attempts.
+  returned: always
+  type: list
+  elements: dict
 """
 
 import http.client
@@ -141,16 +154,17 @@ class Client:
         except (OSError, http.client.HTTPException) as err:
             return 0, str(err), time.monotonic() - start
 
-    def post(self, url, body):
-        return self._send(url, json.dumps(body).encode())
+    def post(self, url, body, headers=None):
+        return self._send(url, json.dumps(body).encode(), headers)
 
-    def _open(self, url, data):
-        return open_url(url, data=data, headers=self.headers, method="POST", timeout=self.timeout, ca_path=self.ca_path)
+    def _open(self, url, data, headers=None):
+        return open_url(url, data=data, headers=dict(self.headers, **(headers or {})), method="POST", timeout=self.timeout,
+                        ca_path=self.ca_path)
 
-    def _send(self, url, data):
+    def _send(self, url, data, headers=None):
         start = time.monotonic()
         try:
-            with self._open(url, data) as answer:
+            with self._open(url, data, headers) as answer:
                 return answer.status, answer.read().decode(errors="replace"), time.monotonic() - start
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode(errors="replace"), time.monotonic() - start
@@ -199,6 +213,51 @@ def refused_without_key(front_client, front, problems):
             front["name"], front["host"], code or "nothing", body[:120]))
 
 
+def one_pair(client, model, prefill, decode):
+    """The proxy's two requests, sent by verify itself to one prefill and one decode engine (one X-Request-Id for both,
+    as the proxy does): the prefill keeps the prompt's KV and says where; the decode must load it and answer."""
+    headers = {"X-Request-Id": "llmops-verify-" + uuid.uuid4().hex}
+    prompt = "verify pair %s: the KV of this prompt travels from prefill to decode" % uuid.uuid4().hex[:8]
+    code, body, _seconds = client.post(verify.base_url(prefill) + "/v1/completions", verify.prefill_request(model, prompt), headers)
+    params = None
+    if code == 200:
+        try:
+            params = json.loads(body).get("kv_transfer_params")
+        except ValueError:
+            params = None
+    if not params:
+        return {"ok": False, "status": code, "loaded": 0, "why": "the prefill answered HTTP %s without kv_transfer_params: %s"
+                % (code or "nothing", body[:160])}
+    before = metrics(client, [decode])[decode["name"]]
+    code, body, _seconds = client.post(verify.base_url(decode) + "/v1/completions", verify.decode_request(model, prompt, params), headers)
+    loaded = verify.deltas(before, metrics(client, [decode])[decode["name"]])[verify.EXTERNAL_HITS]
+    try:
+        text = "".join(choice.get("text") or "" for choice in json.loads(body)["choices"]) if code == 200 else ""
+    except (ValueError, KeyError, TypeError):
+        text = ""
+    ok = code == 200 and bool(text.strip()) and loaded > 0
+    why = ("the decode answered HTTP %s: %s" % (code or "nothing", body[:160]) if code != 200 else
+           "the decode answered no text" if not text.strip() else "the decode loaded no KV (%s did not rise)" % verify.EXTERNAL_HITS)
+    return {"ok": ok, "status": code, "loaded": loaded, "text": text, "why": None if ok else why}
+
+
+def pair_checks(client, found, problems):
+    """Every prefill instance with every decode instance (verify.kv_pairs); a pair's first request may fail while its
+    KV side channel opens (NIXL's fixed 5 s handshake), so a failed pair is asked once more."""
+    results = []
+    for prefill, decode in verify.kv_pairs(found):
+        for attempt in (1, 2):
+            result = one_pair(client, found["model"], prefill, decode)
+            if result["ok"]:
+                break
+        result.update(pair="%s -> %s" % (spec_meta.instance(prefill), spec_meta.instance(decode)), attempts=attempt,
+                      prefill=prefill["name"], decode=decode["name"])
+        results.append(result)
+        if not result["ok"]:
+            problems.append("KV pair %s (%s to %s): %s" % (result["pair"], label(prefill), label(decode), result["why"]))
+    return results
+
+
 def requests(client, found, problems, pd, front_client=None):
     """The streamed completion through the front (with the front door's key) and the long prompt sent twice,
     between two readings of the counters; adds what failed to problems."""
@@ -240,7 +299,9 @@ def requests(client, found, problems, pd, front_client=None):
     services_after = metrics(client, found["services"])
     services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
     pooled = [s["name"] for s in found["counting"] if spec_meta.uses_pool(s)]
-    return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting)}
+    pairs = pair_checks(client, found, problems) if pd else []
+    return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting),
+            "pairs": pairs}
 
 
 def main():
@@ -292,9 +353,10 @@ def main():
                           front_client=front_client if found["front"] is found["proxy"] else client)
     if module.params["require_shared_pool"] and result["pool"] and not result["pool"]["found"]:
         problems.append(verify.pool_line(result["pool"]))
-    report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"])
+    report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"],
+                           result.get("pairs") or [])
     module.exit_json(changed=False, report=report, problems=problems, completion=result["completion"], counters=result["counters"],
-                     pool=result["pool"])
+                     pool=result["pool"], pairs=result.get("pairs") or [])
 
 
 if __name__ == "__main__":

@@ -452,6 +452,13 @@ def test_a_new_image_rolls_group_by_group_in_start_order(deployed):
     preview = deploy("--check", "--diff", *change)
     assert re.search(r"^-image: llmops-engine:test\n\+image: llmops-engine:rolled$", preview.output, re.M)
     assert "step 2 (wave 0, rolled): vllm-ascend-decode-dp4 on pd_a2_d1: image: llmops-engine:test -> llmops-engine:rolled" in preview.output
+    # one instance per role: rolling it is an outage, refused unless accepted (the harness accepts it), nothing restarted
+    before = container_ids()
+    refused = deploy(*change, "-e", "llmops_accept_outage=false", check=False)
+    assert refused.returncode != 0 and container_ids() == before
+    assert "step 2 restarts every serving instance of role decode (decode): nothing of that role serves until it is back; " \
+           "step 3 restarts every serving instance of role prefill (prefill)" in " ".join(refused.output.split())
+    assert "Fix: give the role a second instance (vllm_engine_instances)" in " ".join(refused.output.split())
     result = deploy(*change)
     lines = re.findall(r"step (\d+) \(wave (\d+), rolled\): (\S+) on", result.output)
     assert [(step, name.split("-")[2]) for step, _wave, name in lines if name.startswith("vllm-")] == \

@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
@@ -187,3 +188,42 @@ def test_a_new_image_rolls_one_instance_at_a_time_and_a_dead_rank_restarts_its_i
     restarted = {s["meta"]["instance"] for s in specs if s["name"] in [n for step in dead["steps"] for n in step["start"]]}
     assert restarted == {"decode-b"}  # the other decode instance keeps serving
 
+
+def test_verify_proves_every_prefill_instance_with_every_decode_instance():
+    specs = launch.engine_specs(plan_cluster(two_p_two_d()), ENGINE)
+    pairs = verify.kv_pairs(verify.targets(specs))
+    assert [(p["name"], d["name"]) for p, d in pairs] == [
+        ("vllm-ascend-prefill-dp0", "vllm-ascend-decode-dp0"), ("vllm-ascend-prefill-dp0", "vllm-ascend-decode-b-dp0"),
+        ("vllm-ascend-prefill-b-dp0", "vllm-ascend-decode-dp0"), ("vllm-ascend-prefill-b-dp0", "vllm-ascend-decode-b-dp0")]
+    assert len(verify.kv_pairs(verify.targets(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE)))) == 1  # 1P1D: one pair
+    line = verify.pair_line({"pair": "prefill-b -> decode", "ok": False, "status": 500, "loaded": 0, "attempts": 2,
+                             "why": "the decode answered HTTP 500: cannot reach prefill KV"})
+    assert line == ("KV pair prefill-b -> decode: FAILED, the decode answered HTTP 500: cannot reach prefill KV (after 2 tries: "
+                    "the first request of a pair opens its KV side channel)")
+    request = verify.prefill_request("glm", "a prompt")
+    assert request["kv_transfer_params"]["do_remote_decode"] is True and request["max_tokens"] == 1  # as the proxy asks
+
+
+def test_rolling_the_only_instance_of_a_role_is_an_outage_rolling_one_of_two_is_not():
+    two = launch.engine_specs(plan_cluster(two_p_two_d()), ENGINE)
+    one = launch.engine_specs(plan_cluster(seeds.pd_pool_a2()), ENGINE)
+    for specs, expected in ((two, []), (one, [("decode", ["decode"]), ("prefill", ["prefill"])])):
+        changed = {s["name"]: ["image: img:0 -> img:1"] for s in specs}
+        plan = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs,
+                                    sorted({s["wave"] for s in specs}))
+        assert [(o["role"], o["instances"]) for o in plan["outages"]] == expected
+    assert plan["outages"][0]["text"] == ("step 2 restarts every serving instance of role decode (decode): nothing of that "
+                                          "role serves until it is back")
+    assert plan["outages"][0]["text"] in plan["lines"]  # said before anything restarts
+
+
+def test_a_first_deploy_or_a_dead_group_is_no_outage_but_restarting_both_instances_at_once_is():
+    specs = launch.engine_specs(plan_cluster(two_p_two_d()), ENGINE)
+    assert rollout.launch_steps(states(specs, dict.fromkeys((s["name"] for s in specs), "missing"),
+                                       down=[s["name"] for s in specs]), specs, [0, 1])["outages"] == []
+    dead = {"vllm-ascend-decode-dp1": "stopped", "vllm-ascend-decode-b-dp2": "stopped"}
+    assert rollout.launch_steps(states(specs, dead, down=list(dead)), specs, [0, 1])["outages"] == []
+    # one rank of each decode instance changed (not rolled: their groups restart in the wave's first step, together)
+    changed = {"vllm-ascend-decode-dp1": ["env: A: 1 -> 2"], "vllm-ascend-decode-b-dp2": ["env: A: 1 -> 2"]}
+    both = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs, [0, 1])
+    assert [(o["role"], o["instances"]) for o in both["outages"]] == [("decode", ["decode", "decode-b"])]

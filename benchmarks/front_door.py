@@ -30,13 +30,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 IMAGE = "llmops-engine:test"
 KEYS = ["bench-client-key-1", "bench-client-key-2"]
-sys.path.insert(0, str(ROOT / "tests" / "harness"))
-from certificates import make_certificate  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def outside(args):
     if not UPSTREAM.is_file():
         sys.exit("front_door: %s is missing. Fix: bash tests/harness/images.sh (it fetches the proxy)" % UPSTREAM)
+    sys.path.insert(0, str(ROOT / "tests" / "harness"))  # here, not in the container, which runs this file too
+    from certificates import make_certificate  # pylint: disable=import-outside-toplevel
     with tempfile.TemporaryDirectory(prefix="llmops-front-door-") as tls:
         make_certificate(tls, "127.0.0.1")
         run_inside(args, tls)

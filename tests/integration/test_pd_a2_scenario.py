@@ -520,7 +520,8 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     tls, context = install_certificate(tmp_path)
     for node, _ip in NODES.values():  # the image the rolled-image phase left, whichever tests ran before
         node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
-    everything = dict(FIREWALL, **tls, vllm_engine_secret_env={"VLLM_API_KEY": "engine-key-4711"},
+    # this machine (the nodes' gateway) asks the front door itself, as a host of the cluster would (cpu_pd's harness too)
+    everything = dict(FIREWALL, **tls, host_firewall_cluster_networks=["10.213.7.1/32"], vllm_engine_secret_env={"VLLM_API_KEY": "engine-key-4711"},
                       pd_proxy_client_keys=CLIENT_KEYS[1:], pd_proxy_admin_keys=[ADMIN_KEY], vllm_engine_image="llmops-engine:rolled")
     on = ("-e", json.dumps(everything))
     node_exec("llmops-pd-a2-p0", "nft", "add", "table", "inet", "other_owner")  # someone else's rules

@@ -325,9 +325,10 @@ def parse_instances(raw, groups, unknown=None):
             raise InputError("%s must be a mapping of instance name to its overrides (an empty mapping for none)" % where)
         previous = groups[role]
         for instance, overrides in instances.items():
-            if not isinstance(instance, str) or not INSTANCE_NAME.match(instance) or instance in ROLES:
-                raise InputError("%s: an instance name is 1-32 lower-case letters, digits and dashes, and no role's name, got %r"
-                                 % (where, instance))
+            # no role's name, nor a rank's suffix: <role>-dp0 is the first instance's rank 0 container
+            if not isinstance(instance, str) or not INSTANCE_NAME.match(instance) or instance in ROLES or re.match(r"^dp\d+$", instance):
+                raise InputError("%s: an instance name is 1-32 lower-case letters, digits and dashes, and no role's name nor "
+                                 "dp<number>, got %r" % (where, instance))
             previous = found[group_name(role, instance)] = _instance_group(groups[role], previous, instance, overrides, unknown)
     return found
 

@@ -153,6 +153,7 @@ def test_a_role_whose_hosts_all_name_instances_has_no_first_instance():
 @pytest.mark.parametrize("instances,message", [
     ({"decode": {"Bad_Name": {}}}, "an instance name is 1-32 lower-case letters"),
     ({"decode": {"prefill": {}}}, "an instance name is 1-32 lower-case letters, digits and dashes, and no role's name"),
+    ({"decode": {"dp0": {}}}, "nor dp<number>, got 'dp0'"),
     ({"colocated": {"b": {}}}, "role colocated has no vllm_engine_groups.colocated"),
     ({"decode": {"b": {"dp_size": "four"}}}, "vllm_engine_instances.decode.b: dp_size must be int"),
 ])

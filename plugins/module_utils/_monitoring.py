@@ -23,7 +23,7 @@ QUEUED_FOR = "5m"
 IMBALANCE_FOR = "10m"
 KV_CACHE_FULL = 0.95  # vllm:kv_cache_usage_perc, a fraction
 # The labels scrape_targets gives each target, by which the rules group what they report.
-TARGET_LABELS = "llmops_cluster, llmops_host, llmops_container, llmops_role"
+TARGET_LABELS = "llmops_cluster, llmops_host, llmops_container, llmops_role, llmops_instance"
 # The engine series the rules read (vLLM 0.32's names; the simulator's are checked against it).
 ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 

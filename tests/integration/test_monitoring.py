@@ -62,7 +62,7 @@ def test_promtool_accepts_the_rules_and_they_fire_as_documented(tmp_path, promto
     assert checked.returncode == 0, checked.stdout + checked.stderr
     decode = next(group for group in targets if group["labels"]["llmops_role"] == "decode")
     prefill = next(group for group in targets if group["labels"]["llmops_role"] == "prefill")
-    where = {key: decode["labels"][key] for key in ("llmops_cluster", "llmops_host", "llmops_container", "llmops_role")}
+    where = {key: decode["labels"][key] for key in ("llmops_cluster", "llmops_host", "llmops_container", "llmops_role", "llmops_instance")}
     # promtool compares annotations whole: each expected alert gives its summary as rendered (labels, value)
     # and the rule's fixed description
     described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}

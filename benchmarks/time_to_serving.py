@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import pathlib
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,7 @@ PROXY_NODE = {"pd_a2": "llmops-pd-a2-p0", "pd_pool_a2": "llmops-pool-a2-p0"}
 CONTROLLER = "10.213.7.1/32"
 CLIENT_KEY = "bench-client-key"
 sys.path.insert(0, str(HARNESS))
-from certificates import make_certificate  # noqa: E402  pylint: disable=wrong-import-position
+from certificates import install_on_node  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def playbook(name, cluster, *extra, env=None):
@@ -95,17 +94,10 @@ def delays_vars(cluster, decode, prefill):
 def secure_vars(cluster, directory):
     """Every guard of the front door on (issue 20), the certificate copied to the proxy's node; returns the
     variables and the SSL context that trusts the certificate's CA."""
-    made = make_certificate(directory, PROXY[cluster].split(":")[0])
-    node = PROXY_NODE[cluster]
-    subprocess.run(["docker", "exec", node, "mkdir", "-p", "/etc/llmops-bench-tls"], check=True)
-    for name, path in made.items():
-        subprocess.run(["docker", "cp", str(path), "%s:/etc/llmops-bench-tls/%s" % (node, name)], check=True)
-    subprocess.run(["docker", "exec", node, "chmod", "0644", "/etc/llmops-bench-tls/tls.key"], check=True)
-    settings = {"vllm_engine_secret_env": {"VLLM_API_KEY": "bench-engine-key"}, "pd_proxy_client_keys": [CLIENT_KEY],
-                "pd_proxy_tls_cert": "/etc/llmops-bench-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-bench-tls/tls.key",
-                "pd_proxy_tls_ca": "/etc/llmops-bench-tls/ca.crt", "host_firewall_enabled": True,
-                "host_firewall_client_networks": [CONTROLLER]}
-    return ("-e", json.dumps(settings)), ssl.create_default_context(cafile=str(made["ca.crt"]))
+    tls, context = install_on_node(directory, PROXY[cluster].split(":")[0], PROXY_NODE[cluster], "/etc/llmops-bench-tls")
+    settings = dict(tls, vllm_engine_secret_env={"VLLM_API_KEY": "bench-engine-key"}, pd_proxy_client_keys=[CLIENT_KEY],
+                    host_firewall_enabled=True, host_firewall_client_networks=[CONTROLLER])
+    return ("-e", json.dumps(settings)), context
 
 
 def measure(cluster, decode, prefill, secure):

@@ -309,8 +309,9 @@ def parse_group(role, raw, unknown=None, where=None):
     )
 
 
-def parse_instances(raw, groups, unknown=None):
-    """The instances beyond each role's first (vllm_engine_instances): {name: Group}, in the inventory's order."""
+def parse_instances(raw, groups_raw, groups, unknown=None):
+    """The instances beyond each role's first (vllm_engine_instances): {name: Group}, in the inventory's order.
+    ``groups_raw``: vllm_engine_groups as given, which an instance's overrides are laid over; ``groups``: it parsed."""
     found = {}
     if not raw:
         return found
@@ -329,15 +330,15 @@ def parse_instances(raw, groups, unknown=None):
             if not isinstance(instance, str) or not INSTANCE_NAME.match(instance) or instance in ROLES or re.match(r"^dp\d+$", instance):
                 raise InputError("%s: an instance name is 1-32 lower-case letters, digits and dashes, and no role's name nor "
                                  "dp<number>, got %r" % (where, instance))
-            previous = found[group_name(role, instance)] = _instance_group(groups[role], previous, instance, overrides, unknown)
+            previous = found[group_name(role, instance)] = _instance_group(groups_raw[role], previous, instance, overrides, unknown)
     return found
 
 
 def _instance_group(first, previous, instance, overrides, unknown):
-    """An instance: its role's first group with the INSTANCE_KEYS it sets. The engine id template it inherits gets
-    ``-{instance}`` unless it names {instance}, and inherited lookup ports follow the previous instance's ranks, so
-    that ids and lookup ports stay unique across the cluster without the operator spelling them out."""
-    role = first.role
+    """An instance: its role's group as given (``first``) with the INSTANCE_KEYS it sets. The engine id template it
+    inherits gets ``-{instance}`` unless it names {instance}, and inherited lookup ports follow the previous instance's
+    ranks, so that ids and lookup ports stay unique across the cluster without the operator spelling them out."""
+    role = previous.role
     where = "vllm_engine_instances.%s.%s" % (role, instance)
     overrides = overrides or {}
     if not isinstance(overrides, dict):
@@ -348,7 +349,7 @@ def _instance_group(first, previous, instance, overrides, unknown):
                     for key in overrides if key in GROUP_KEYS and key not in INSTANCE_KEYS]
         unknown += unknown_keys({k: v for k, v in overrides.items() if k not in GROUP_KEYS}, INSTANCE_KEYS, where)
     settings = {key: value for key, value in overrides.items() if key in INSTANCE_KEYS and key != "image"}
-    group = parse_group(role, dict(_group_raw(first), **settings), where=where)
+    group = parse_group(role, dict(first, **settings), where=where)
     template = group.engine_id_template
     if template is not None and "engine_id_template" not in overrides and "{instance}" not in template:
         template += "-{instance}"
@@ -358,14 +359,6 @@ def _instance_group(first, previous, instance, overrides, unknown):
     return dataclasses.replace(group, name=group_name(role, instance), instance=instance, engine_id_template=template,
                                lookup_rpc_port_base=lookup, image=_optional(overrides, "image", where, str),
                                overrides=tuple(key for key in overrides if key in INSTANCE_KEYS))
-
-
-def _group_raw(group):
-    """A parsed group as the raw mapping parse_group reads (to parse an instance over its role's group)."""
-    raw = {key: getattr(group, key) for key in GROUP_KEYS if key != "hccl_port_range"}
-    if group.hccl_port_range is not None:
-        raw["hccl_port_range"] = dataclasses.asdict(group.hccl_port_range)
-    return raw
 
 
 def parse_node(raw):
@@ -450,7 +443,7 @@ def parse_cluster(raw, unknown=None):
             continue
         _choice(role, ROLES, "vllm_engine_groups", "key")
         groups[role] = parse_group(role, group, unknown)
-    groups.update(parse_instances(raw.get("instances"), groups, unknown))
+    groups.update(parse_instances(raw.get("instances"), groups_raw, groups, unknown))
     if unknown is not None and isinstance(raw.get("mooncake_extra_config"), dict):
         unknown += mooncake_extra_unknown(raw["mooncake_extra_config"])
     ucm = raw.get("ucm") or {}

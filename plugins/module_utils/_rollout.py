@@ -183,6 +183,7 @@ def launch_steps(states, specs, waves):
     # again with the new service (Mooncake: their segments), which then hands out space owned by
     # processes about to go (puts fail with TRANSFER_FAIL until the master drops them).
     stop = [s for s in dependents if uid(s) in running]
+    restarted_for_service = {uid(s) for s in dependents}
     stop_wave = min((s["wave"] for s in services), default=None)
     steps, lines, outages = [], [], []
     for wave in waves:
@@ -195,7 +196,7 @@ def launch_steps(states, specs, waves):
         parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
         for start, wait, rolled, stopped in parts:
             steps.append(_step(wave, start, wait, status, rewritten, rolled, stopped))
-            outages += _outages(len(steps), start, groups, running, dependents)
+            outages += _outages(len(steps), start, groups, running, restarted_for_service)
             lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
                       % (len(steps), wave, s["name"], s["host"]) for s in stopped]
             lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
@@ -204,14 +205,14 @@ def launch_steps(states, specs, waves):
     return {"steps": steps, "why": why, "lines": lines, "outages": outages}
 
 
-def _outages(step, start, groups, running, dependents):
+def _outages(step, start, groups, running, restarted_for_service):
     """The roles whose every serving instance this step restarts. Serving: a DP group whose containers all run.
     Engines restarted after a restarted pool service are left out: the pool service's restart is what stops them
     (Mooncake #2246), whichever instances a role has."""
     def serving(group):
         return all(uid(member) in running for member in groups[group])
 
-    restarted = {dp_group(s) for s in start if is_engine(s) and s not in dependents and serving(dp_group(s))}
+    restarted = {dp_group(s) for s in start if is_engine(s) and uid(s) not in restarted_for_service and serving(dp_group(s))}
     found = []
     for name in sorted({role(groups[g][0]) for g in restarted}):
         of_role = [g for g in groups if is_engine(groups[g][0]) and role(groups[g][0]) == name and serving(g)]

@@ -65,10 +65,15 @@ def prefill_request(model, prompt):
                                    "remote_block_ids": None, "remote_host": None, "remote_port": None}}
 
 
+def greedy_request(model, prompt):
+    """A completion of 8 tokens, greedy and ignoring EOS (vLLM's): a sampled answer may be only the first bytes of a
+    character, or end at once, which says nothing about the cluster; a greedy one is the same on every run."""
+    return {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True}
+
+
 def decode_request(model, prompt, kv_transfer_params):
-    """The decode half: the same prompt with the prefill's kv_transfer_params, greedy (see the front's completion)."""
-    return {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True,
-            "kv_transfer_params": kv_transfer_params}
+    """The decode half: the same prompt, greedy, with the prefill's kv_transfer_params."""
+    return dict(greedy_request(model, prompt), kv_transfer_params=kv_transfer_params)
 
 
 def pair_line(pair):

@@ -264,9 +264,7 @@ def requests(client, found, problems, pd, front_client=None):
     front = found["front"]
     front_client = front_client or client
     refused_without_key(front_client, front, problems)
-    # greedy and ignore_eos (vLLM's): a sampled answer may be only the first bytes of a character, or end at
-    # once, which says nothing about the cluster; a greedy one is the same on every run
-    body = {"model": found["model"], "prompt": "The future of AI is", "max_tokens": 8, "temperature": 0, "ignore_eos": True}
+    body = verify.greedy_request(found["model"], "The future of AI is")
     # A warm-up first, reported but not judged: a decode engine opens its KV side channel to a prefill engine on
     # the first request between them, and vLLM's NIXL handshake gives the answer a fixed 5 s (base_worker.py,
     # RCVTIMEO 5000), which a loaded node can exceed; that request then fails while every later one is served.

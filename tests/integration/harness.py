@@ -18,7 +18,7 @@ from conftest import ROOT
 
 HARNESS = ROOT / "tests" / "harness"
 sys.path.insert(0, str(HARNESS))  # its tools that tests and benchmarks share
-from certificates import make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+from certificates import install_on_node, make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
 
 def free_port():
@@ -53,10 +53,11 @@ def containers(node, cluster):
     return found
 
 
-def http_json(url, body=None, timeout=30, headers=None):
+def http_json(url, body=None, timeout=30, headers=None, context=None):
+    """GET (or POST body as JSON) and the answer's JSON; context: an SSL context for https URLs."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers=dict({"Content-Type": "application/json"}, **(headers or {})))
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
         text = response.read().decode()
     return json.loads(text) if text else None
 

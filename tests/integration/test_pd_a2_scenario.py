@@ -31,7 +31,6 @@ import http.client
 import json
 import os
 import re
-import ssl
 import subprocess
 import tarfile
 import time
@@ -41,7 +40,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import (ATTACKER, attacker, containers, http_json, http_text, make_certificate, node_docker, node_exec, nodes, tcp_from,
+from harness import (ATTACKER, attacker, containers, http_json, http_text, install_on_node, node_docker, node_exec, nodes, tcp_from,
                      wait_http, wait_until)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
@@ -287,14 +286,7 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
 def install_certificate(tmp_path):
     """The operator's CA and the front door's certificate on P0 (/etc/llmops-test-tls); returns pd_proxy_tls_* and
     an SSL context that trusts the CA."""
-    made = make_certificate(tmp_path, "10.213.7.41")
-    node_exec("llmops-pd-a2-p0", "mkdir", "-p", "/etc/llmops-test-tls")
-    for name, path in made.items():
-        subprocess.run(["docker", "cp", str(path), "llmops-pd-a2-p0:/etc/llmops-test-tls/" + name], check=True)
-    node_exec("llmops-pd-a2-p0", "chmod", "0644", "/etc/llmops-test-tls/tls.key")  # the proxy's user reads it in its container
-    tls = {"pd_proxy_tls_cert": "/etc/llmops-test-tls/tls.crt", "pd_proxy_tls_key": "/etc/llmops-test-tls/tls.key",
-           "pd_proxy_tls_ca": "/etc/llmops-test-tls/ca.crt"}
-    return tls, ssl.create_default_context(cafile=str(made["ca.crt"]))
+    return install_on_node(tmp_path, "10.213.7.41", "llmops-pd-a2-p0", "/etc/llmops-test-tls")
 
 
 def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tmp_path):
@@ -504,11 +496,9 @@ def tables(node):
 
 def secure_completion(context, prompt):
     """A completion through the front door over HTTPS with a client key: its text."""
-    request = urllib.request.Request("https://" + FRONT_DOOR + "/v1/completions", method="POST",
-                                     data=json.dumps({"model": "glm", "prompt": prompt, "max_tokens": 4}).encode(),
-                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + CLIENT_KEYS[1]})
-    with urllib.request.urlopen(request, timeout=30, context=context) as answer:
-        return json.loads(answer.read())["choices"][0]["text"]
+    answer = http_json("https://" + FRONT_DOOR + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 4},
+                       headers={"Authorization": "Bearer " + CLIENT_KEYS[1]}, context=context)
+    return answer["choices"][0]["text"]
 
 
 def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed, tmp_path):

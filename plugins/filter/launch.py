@@ -87,9 +87,18 @@ def launch_labels(spec, cluster):
     }
 
 
-def launch_rollout(states_by_host, specs, waves):
+def launch_run_specs(specs, cluster, sources):
+    """The specs containers_started starts: each with its labels and its env, secret values put in (deploy only)."""
+    try:
+        return [dict(spec, labels=launch_labels(spec, cluster), env=dict(spec["env"], **launch.secret_values(spec.get("secret_env"), sources)))
+                for spec in specs]
+    except ValueError as err:
+        raise AnsibleFilterError(str(err)) from None
+
+
+def launch_rollout(states_by_host, specs, waves, machines=None):
     """The steps of a deploy run and why each container (re)starts (container_state results by host)."""
-    return rollout.launch_steps(states_by_host, specs, waves)
+    return rollout.launch_steps(states_by_host, specs, waves, machines)
 
 
 def launch_waves(plan):
@@ -176,6 +185,7 @@ class FilterModule:
             "engine_launch_specs": engine_launch_specs,
             "launch_spec": launch_spec,
             "launch_labels": launch_labels,
+            "launch_run_specs": launch_run_specs,
             "launch_rollout": launch_rollout,
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,

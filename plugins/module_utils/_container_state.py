@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import identity
+
 CLUSTER_LABEL = "llmops.cluster"
 HASH_LABEL = "llmops.spec-hash"
 # A container in one of these states is (being) up: nothing to start.
@@ -45,7 +47,8 @@ def compare(specs, hashes, running, changed_files=()):
 
     ``hashes`` maps spec name to its spec hash. Returns {"status": {name: status}, "start": names to
     create or start, "restart": names to restart although their spec is the same (a config file they
-    mount was rewritten on the host), "extra": the cluster's containers no spec names}. Status:
+    mount was rewritten on the host; not a live file, which the running process learns otherwise), "extra": the
+    cluster's containers no spec names}. Status:
     ``ok`` (up, same spec), ``changed`` (another spec, or a mounted config file rewritten),
     ``stopped`` (same spec, not up), ``missing``.
     """
@@ -60,7 +63,7 @@ def compare(specs, hashes, running, changed_files=()):
         same_spec = current["labels"].get(HASH_LABEL) == hashes[name]
         if not same_spec:
             status[name] = "changed"
-        elif changed_files & set(spec.get("files") or {}):
+        elif changed_files & set(identity(spec).get("files") or {}):  # a live file (front door members) restarts nothing
             status[name] = "changed"
             restart.append(name)
         elif current["state"] not in UP_STATES:

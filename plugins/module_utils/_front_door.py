@@ -30,6 +30,10 @@ TLS_KEY_ENV = "LLMOPS_FRONT_DOOR_TLS_KEY"
 SOURCE = "front_door"
 KEY_FIELDS = {KEYS_ENV: "client_keys", ADMIN_KEYS_ENV: "admin_keys"}
 TLS_DIR = "/run/llmops-front-door-tls"  # inside the container: the certificate and key, mounted read-only
+# The proxy's members: the upstream flags listing them and the file the launcher reads them from at start. Both are
+# the spec's live parts: a grown or shrunk cluster changes them without restarting the proxy, deploy adds and
+# removes the members through the admin API (front_door_members), and a proxy restarted later reads the file.
+MEMBER_FLAGS = ("--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports")
 
 
 def _keys(value, variable, cluster):
@@ -150,5 +154,6 @@ def proxy_fields(settings, endpoints, sources, cluster):
         "env": env, "secret_env": secret, "volumes": volumes,
         "files": {launcher: settings["launcher"], listed: json.dumps(instances(endpoints), indent=2, sort_keys=True) + "\n"},
         "ready": ready,
-        "meta": {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls},
+        "meta": {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
+                 "live": {"flags": list(MEMBER_FLAGS), "files": [listed]}},
     }

@@ -57,10 +57,34 @@ def merged(common, override):
     return {k: v for k, v in result.items() if v is not None}
 
 
+def identity(spec):
+    """What decides a container's restart: the spec but ``meta`` (what the plan knows of the container, not what it
+    runs) and its live parts (meta.live: flags and files the running process learns otherwise, the front door's
+    members, which deploy adds and removes through the proxy's admin API). The container still starts with them."""
+    flags, files = spec_meta.live(spec)
+    same = {key: value for key, value in spec.items() if key not in UNHASHED_KEYS}
+    if flags:
+        same["command"] = without_flags(spec.get("command") or [], flags)
+    if files:
+        same["files"] = {path: text for path, text in (spec.get("files") or {}).items() if path not in files}
+    return same
+
+
+def without_flags(command, flags):
+    """An argv without the given --flags and their values (the words up to the next --flag)."""
+    kept, dropping = [], False
+    for word in command:
+        if word.startswith("--"):
+            dropping = word in flags
+        if not dropping:
+            kept.append(word)
+    return kept
+
+
 def spec_hash(spec):
-    """Stable digest of a spec: the label deploy mode compares to decide a restart. ``meta`` is left out: it says
-    what the plan knows of the container, not what it runs (a cluster deployed before it existed stays as it is)."""
-    hashed = {key: value for key, value in spec.items() if key not in UNHASHED_KEYS}
+    """Stable digest of a spec's identity: the label deploy mode compares to decide a restart (a cluster deployed
+    before ``meta`` existed stays as it is)."""
+    hashed = identity(spec)
     return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
 

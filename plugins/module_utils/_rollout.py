@@ -17,6 +17,11 @@ Everything else that must start in a wave starts together, as on a first deploy.
 A step that restarts every serving instance (DP group) of a role at once stops that role: an outage,
 which the play refuses unless accepted. A role with a second instance rolls with one serving while the
 other restarts; a group that is already down (a first deploy, a dead rank) is recovered, not an outage.
+
+While another instance of its role serves, an instance that restarts is first taken out of the running front
+door (its members: _members), drained, and put back once ready, so no request reaches it while it is down. A
+container of the cluster that no spec of the plan names (an instance removed from the inventory) is retired:
+its members taken out, drained, then the container removed, before the first step.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import base64
 import hashlib
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, instance, is_engine, role
+from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import identity
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, instance, is_engine, metrics_url, role
 
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
@@ -35,10 +42,12 @@ UNSET = "(unset)"
 
 
 def spec_record(spec):
-    """The parts of a spec a container runs with; file contents as digests (the label stays small)."""
-    record = {key: spec.get(key) for key in RECORD_KEYS}
-    record["files"] = {path: hashlib.sha256(content.encode()).hexdigest()[:12] for path, content in (spec.get("files") or {}).items()}
-    record["secret_env"] = (spec.get("secret_env") or {}).get("digest")
+    """The parts of a spec's identity a container runs with (its live parts left out: the front door's members);
+    file contents as digests (the label stays small)."""
+    same = identity(spec)
+    record = {key: same.get(key) for key in RECORD_KEYS}
+    record["files"] = {path: hashlib.sha256(content.encode()).hexdigest()[:12] for path, content in (same.get("files") or {}).items()}
+    record["secret_env"] = (same.get("secret_env") or {}).get("digest")
     return record
 
 
@@ -137,19 +146,27 @@ def uid(spec):
     return "%s/%s" % (spec["host"], spec["name"])
 
 
-def launch_steps(states, specs, waves):
+def launch_steps(states, specs, waves, machines=None):
     """The steps of a deploy run: what each starts and restarts, what it waits for, and why.
 
     ``states``: {host: container_state result}, with ``status`` (ok, changed, stopped, missing),
     ``restart`` (same spec, mounted config file rewritten), ``running`` and ``changes`` ({name: [what
     changed]}). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
 
-    Returns {"steps": [{"wave", "rolling", "stop", "start", "restart", "wait", "hosts"}], "why": {"host/name":
-    reason}, "lines": one printable line per container stopped or started, "outages": [{"step", "role",
-    "instances", "text"}] for each step that restarts every serving instance of a role}. A step's stop / start / restart /
-    wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start", "restart",
-    "wait"}}), which is what each host acts on. A wave's first step starts whatever must start and waits for the
-    whole wave but the groups to roll; each rolled group then gets a step of its own, which waits for it.
+    ``machines``: {host: machine}, for inventory hosts that share one machine (two instances on one server): a
+    container one of them plans is no other's to retire. Each state's ``extra`` lists the cluster's containers no
+    spec of that host names.
+
+    Returns {"steps": [{"wave", "rolling", "stop", "start", "restart", "wait", "hosts", "out", "drain"}], "why":
+    {"host/name": reason}, "lines": one printable line per container stopped or started, "outages": [{"step",
+    "role", "instances", "text"}] for each step that restarts every serving instance of a role, "retire": {host:
+    [container]}, "front_door": {"host", "url", "ca", "secret_env", "members"} of the proxy when it runs with its
+    planned spec (members: the plan's, by role), else None}. A step's stop / start /
+    restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start",
+    "restart", "wait"}}), which is what each host acts on; ``out`` the front door members taken out before it
+    starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
+    wave's first step starts whatever must start and waits for the whole wave but the groups to roll; each rolled
+    group then gets a step of its own, which waits for it.
     """
     status, running, why, rewritten = {}, set(), {}, set()
     for spec in specs:
@@ -186,6 +203,16 @@ def launch_steps(states, specs, waves):
     restarted_for_service = {uid(s) for s in dependents}
     stop_wave = min((s["wave"] for s in services), default=None)
     steps, lines, outages = [], [], []
+    retire = _retired(states, specs, machines or {})
+    lines += ["before step 1: retire %s on %s (no spec of the plan names it): the front door's members the plan no longer "
+              "has are taken out and drained first" % (name, host) for host, names in sorted(retire.items()) for name in names]
+    proxy = members.proxy_of(specs)
+    door = None
+    # the running proxy as planned: one about to restart runs other settings (keys, TLS) than its spec says, and
+    # comes up with the members file anyway
+    if proxy is not None and uid(proxy) in running and status[uid(proxy)] == "ok":
+        door = {"host": proxy["host"], "url": (proxy.get("meta") or {}).get("api_url"), "ca": (proxy.get("ready") or {}).get("ca") or "",
+                "secret_env": proxy.get("secret_env"), "members": members.planned(specs)}
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
@@ -195,14 +222,54 @@ def launch_steps(states, specs, waves):
         parts = [(first, settled, False, stop if wave == stop_wave else ())]
         parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
         for start, wait, rolled, stopped in parts:
-            steps.append(_step(wave, start, wait, status, rewritten, rolled, stopped))
+            step = _step(wave, start, wait, status, rewritten, rolled, stopped)
+            if door:
+                step["out"], step["drain"], taken = _taken_out(start, groups, running)
+                lines += ["step %d (wave %d): take %s out of the front door and let it finish its requests first; put it back "
+                          "once ready" % (len(steps) + 1, wave, name) for name in taken]
+            steps.append(step)
             outages += _outages(len(steps), start, groups, running, restarted_for_service)
             lines += ["step %d (wave %d): stop %s on %s first (it registered with a service that restarts)"
                       % (len(steps), wave, s["name"], s["host"]) for s in stopped]
             lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
                                                              why[uid(s)]) for s in start]
     lines += [outage["text"] for outage in outages]
-    return {"steps": steps, "why": why, "lines": lines, "outages": outages}
+    return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door}
+
+
+def _taken_out(start, groups, running):
+    """(members, {uid: /metrics URL}, instance names) of the engine groups a step restarts that the front door lists
+    (they ran before) while another instance of their role keeps serving: out of the proxy before they stop."""
+    def serving(group):
+        return all(uid(member) in running for member in groups[group])
+
+    restarted = _ordered(dp_group(s) for s in start if is_engine(s))
+    out, drain, names = [], {}, []
+    for group in restarted:
+        first = groups[group][0]
+        others = [g for g in groups if g not in restarted and is_engine(groups[g][0]) and role(groups[g][0]) == role(first)
+                  and serving(g)]
+        if not others or not any(uid(m) in running for m in groups[group]) or not members.of_specs(groups[group]):
+            continue
+        out += members.of_specs(groups[group])
+        drain.update({uid(m): metrics_url(m) for m in groups[group] if uid(m) in running and metrics_url(m)})
+        names.append(instance(first) or role(first))
+    return (members.by_role(out) if out else {}), drain, names
+
+
+def _retired(states, specs, machines):
+    """{host: [container]} of the cluster's containers no spec names on their machine (a removed instance's)."""
+    planned = {}
+    for spec in specs:
+        planned.setdefault(machines.get(spec["host"], spec["host"]), set()).add(spec["name"])
+    found, seen = {}, set()
+    for host in sorted(states):
+        machine = machines.get(host, host)
+        for name in (states[host] or {}).get("extra") or []:
+            if name not in planned.get(machine, set()) and (machine, name) not in seen:
+                seen.add((machine, name))
+                found.setdefault(host, []).append(name)
+    return found
 
 
 def _outages(step, start, groups, running, restarted_for_service):
@@ -249,7 +316,7 @@ def _step(wave, start, wait, status, rewritten, rolling, stop=()):
         for spec in members:
             hosts.setdefault(spec["host"], {"stop": [], "start": [], "restart": [], "wait": []})[what].append(spec["name"])
     return {"wave": wave, "rolling": rolling, "stop": [s["name"] for s in stop], "start": [s["name"] for s in start],
-            "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts}
+            "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts, "out": {}, "drain": {}}
 
 
 def _ordered(keys):

@@ -18,7 +18,9 @@ rest), instance (an engine's DP group by name: its role for the role's first ins
 many engines a request to its API may reach), api_url, metrics_url, headless, devices, model,
 served_model, devices (what the plan hands it: NPUs through ASCEND_RT_VISIBLE_DEVICES or GPUs), npus,
 pool ({backend, bytes_per_worker} or null), ucm_storage ({host path: posix_capacity_gb}), ascend_direct
-(MooncakeConnectorV2's use_ascend_direct).
+(MooncakeConnectorV2's use_ascend_direct), front_door ("address:port" the PD proxy lists an engine's API as, or
+null), live ({"flags": [...], "files": [...]}: what a running process learns by other means than a restart, the
+front door's members, which its admin API adds and removes; no part of the hash, see _launch_spec.identity).
 """
 
 from __future__ import annotations
@@ -95,6 +97,18 @@ def npus(spec):
     return list(of(spec).get("npus") or [])
 
 
+def front_door(spec):
+    """("prefill" or "decode", "address:port") of an engine the PD proxy lists, else None."""
+    member = of(spec).get("front_door") if is_engine(spec) else None
+    return (role(spec), member) if member else None
+
+
+def live(spec):
+    """(flags, files) of a spec that a running container learns without a restart (the front door's members)."""
+    found = of(spec).get("live") or {}
+    return tuple(found.get("flags") or ()), tuple(found.get("files") or ())
+
+
 def uses_pool(spec):
     return bool(of(spec).get("pool"))
 
@@ -138,6 +152,9 @@ def engine_meta(process, model_path, flags, addons, gpus=None):
         "dp_ranks": list(process["dp_ranks"]),
         "engines_behind": 1 if process["launch"] == "per_rank" else process["dp_size"],
         "api_url": api, "metrics_url": api + "/metrics" if api else None, "headless": not process["api"],
+        # the proxy lists every prefill API and every decode rank (_planner._proxy_endpoints)
+        "front_door": "%s:%d" % (process["address"], process["port"])
+        if process["api"] and process["role"] in ("prefill", "decode") else None,
         "devices": [int(g) for g in gpus] if gpus else list(process["npus"]), "npus": list(process["npus"]),
         "model": model_path, "served_model": str(served) if served else model_path,
         "pool": None, "ucm_storage": None, "ascend_direct": bool(process.get("ascend_direct")),

@@ -20,6 +20,8 @@ description:
   - An API engine counts the requests of every DP rank behind it, so the headless ranks of its group are
     covered. An engine that refuses the connection or cannot be reached, or shows neither gauge, holds
     nothing to wait for.
+  - With O(targets) instead, it waits for the given C(/metrics) URLs, of the members deploy took out of the front
+    door, a rolled instance's or a removed one's.
   - Never fails; at the timeout it warns, naming the engines that still hold requests.
 author:
   - llmops.inference contributors (@llmops)
@@ -32,14 +34,15 @@ attributes:
     details: In check mode nothing stops, so nothing is waited for.
 options:
   specs:
-    description: The cluster's launch specs; C(host), C(name), C(wave), C(command) and C(ready) are read.
+    description: The cluster's launch specs; C(host), C(name), C(wave) and C(meta) are read. Required without O(targets).
     type: list
     elements: dict
-    required: true
   wave:
-    description: The start wave about to stop.
+    description: The start wave about to stop. Required with O(specs).
     type: int
-    required: true
+  targets:
+    description: Name to C(/metrics) URL of the engines to wait for, instead of O(specs) and O(wave).
+    type: dict
   timeout:
     description: Seconds to wait at most; 0 does not wait.
     type: int
@@ -99,14 +102,18 @@ def read(urls):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            specs=dict(type="list", elements="dict", required=True),
-            wave=dict(type="int", required=True),
+            specs=dict(type="list", elements="dict"),
+            wave=dict(type="int"),
+            targets=dict(type="dict"),
             timeout=dict(type="int", default=60),
             interval=dict(type="float", default=0.5),
         ),
+        required_one_of=[("specs", "targets")],
+        mutually_exclusive=[("specs", "targets")],
+        required_together=[("specs", "wave")],
         supports_check_mode=True,
     )
-    urls = drain.drain_targets(module.params["specs"], module.params["wave"])
+    urls = module.params["targets"] or drain.drain_targets(module.params["specs"], module.params["wave"])
     if module.check_mode or not urls:
         module.exit_json(changed=False, first={}, left={}, waited=0.0,
                          msg="check mode: nothing stops" if urls else "no API engine in this wave")

@@ -5,10 +5,12 @@
 
     python3 front_door_launcher_check.py LAUNCHER UPSTREAM CERT KEY CA INSTANT_ENGINE
 
-Starts two instant engines, then the launcher with TLS, two workers (the upstream's cross-worker manager)
-and a client key, and prints one JSON object of what it saw: the answers over HTTPS checked against CA,
-what plain HTTP to the same port got, and the mode of the manager's authkey file. Bounded: every
-request has a timeout, the wait for the proxy 60 s.
+Starts instant engines, then the launcher with TLS, two workers (the upstream's cross-worker manager), a client
+key and a members file that lists a second decode member its argv does not, and prints one JSON object of what
+it saw: the answers over HTTPS checked against CA, what plain HTTP to the same port got, the mode of the manager's
+authkey file, the members the proxy started with, and whether a member taken out while a request was in flight
+and added again stays listed once that request ended (upstream alone would drop it). Bounded: every request has
+a timeout, the wait for the proxy 60 s.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -42,14 +45,43 @@ def status(url, context, body=None, key=None):
         return "no answer: %s" % type(err).__name__
 
 
+def admin(base, context, path, role, members):
+    """The lists of an admin call (from loopback: the proxy's own host, no admin key)."""
+    request = urllib.request.Request(base + path, data=json.dumps({"type": role, "instances": members}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10, context=context) as answer:
+        found = json.loads(answer.read().decode())
+    return {"message": found.get("message"), "decode": sorted(found.get("current_decode_instances") or [])}
+
+
+def taken_out_and_put_back(base, context):
+    """Decode 18201 taken out while a slow request is in flight (upstream taints it), added again before that request
+    ends; then, once no request is in flight (upstream's listener drops tainted members then), is it still listed?"""
+    slow = threading.Thread(target=status, args=(base + "/v1/completions", context,
+                                                 {"model": "bench", "prompt": "slow", "max_tokens": 1}, KEY))
+    slow.start()
+    time.sleep(1)  # in flight at the slow prefill
+    seen = {"remove while in flight": admin(base, context, "/instances/remove", "decode", ["127.0.0.1:18201"])["message"]}
+    seen["added again"] = admin(base, context, "/instances/add", "decode", ["127.0.0.1:18201"])["message"]
+    slow.join(30)
+    time.sleep(3)  # the listener's rounds (--waiting-retry-interval 1) after the request ended
+    seen["listed after"] = admin(base, context, "/instances/add", "decode", [])["decode"]
+    return seen
+
+
 def main():
     launcher, upstream, cert, key, ca, engine = sys.argv[1:7]
-    procs = [subprocess.Popen([sys.executable, engine, port]) for port in ("18100", "18200")]
+    procs = [subprocess.Popen([sys.executable, engine, port, delay]) for port, delay in (("18100", "0"), ("18200", "0"),
+                                                                                         ("18201", "0"), ("18101", "4"))]
+    members = os.path.join(tempfile.mkdtemp(), "instances.json")
+    with open(members, "w", encoding="utf-8") as handle:
+        json.dump({"prefill": ["127.0.0.1:18100", "127.0.0.1:18101"], "decode": ["127.0.0.1:18200", "127.0.0.1:18201"]}, handle)
     env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM=upstream, LLMOPS_FRONT_DOOR_KEYS=KEY,
-               LLMOPS_FRONT_DOOR_TLS_CERT=cert, LLMOPS_FRONT_DOOR_TLS_KEY=key)
+               LLMOPS_FRONT_DOOR_TLS_CERT=cert, LLMOPS_FRONT_DOOR_TLS_KEY=key, LLMOPS_FRONT_DOOR_INSTANCES=members)
+    # the argv lists 18100 and 18200 only, as a proxy created before the cluster grew: the members file wins
     procs.append(subprocess.Popen([sys.executable, launcher, "--host", "127.0.0.1", "--port", str(PORT), "--workers", "2",
-                                   "--prefiller-hosts", "127.0.0.1", "--prefiller-ports", "18100", "--decoder-hosts",
-                                   "127.0.0.1", "--decoder-ports", "18200"], env=env,
+                                   "--waiting-retry-interval", "1", "--prefiller-hosts", "127.0.0.1", "--prefiller-ports",
+                                   "18100", "--decoder-hosts", "127.0.0.1", "--decoder-ports", "18200"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     verified = ssl.create_default_context(cafile=ca)
     base = "https://127.0.0.1:%d" % PORT
@@ -68,6 +100,11 @@ def main():
         seen["https checked against the system's store only"] = status(base + "/healthcheck", ssl.create_default_context())
         manager = os.path.join(tempfile.gettempdir(), "vllm_lb_proxy_manager_%d.json" % PORT)
         seen["manager file mode"] = oct(stat.S_IMODE(os.stat(manager).st_mode)) if os.path.exists(manager) else None
+        seen["decode members at start"] = admin(base, verified, "/instances/add", "decode", [])["decode"]
+        # the slow prefill (18101, 4 s) is the only one from here (nothing in flight: 18100 goes at once), so a request
+        # stays in flight while decode 18201 is taken out and added again
+        admin(base, verified, "/instances/remove", "prefill", ["127.0.0.1:18100"])
+        seen.update(taken_out_and_put_back(base, verified))
     finally:
         for proc in procs:
             proc.terminate()

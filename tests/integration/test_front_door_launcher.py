@@ -16,7 +16,7 @@ from harness import make_certificate
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 
 
-def test_tls_workers_and_the_manager_file(tmp_path):
+def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     make_certificate(tmp_path, "127.0.0.1")
     run = subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
@@ -33,3 +33,7 @@ def test_tls_workers_and_the_manager_file(tmp_path):
     assert str(seen["healthcheck over plain http"]).startswith("no answer")  # HTTPS only
     assert str(seen["https checked against the system's store only"]).startswith("no answer")  # our CA, not a public one
     assert seen["manager file mode"] == "0o600"  # the upstream writes its authkey there with default permissions
+    assert seen["decode members at start"] == ["127.0.0.1:18200", "127.0.0.1:18201"]  # the members file's, not the argv's
+    assert seen["remove while in flight"] == "Instances ['127.0.0.1:18201'] are isolated and waiting to be removed."
+    # put back by the launcher: upstream's add skips a listed member, and its listener would then drop the tainted one
+    assert seen["listed after"] == ["127.0.0.1:18200", "127.0.0.1:18201"]

@@ -17,11 +17,18 @@ What the wrapper enforces, from its environment (the pd_proxy role sets it from 
                                  admin ones need ``Authorization: Bearer <one of them>`` (401 otherwise).
                                  Unset or empty: the API is open (the plan allows that only when asked).
   LLMOPS_FRONT_DOOR_ADMIN_KEYS   admin keys, one per line, for /instances/* and /reset_prefix_cache.
-                                 Unset or empty: those answer only to the proxy's own host (loopback).
-  LLMOPS_FRONT_DOOR_INSTANCES    JSON file {"prefill": ["host:port", ...], "decode": [...]}: the only
-                                 instances /instances/add accepts (403 otherwise), so the proxy never sends
-                                 the engines' key to a host that is not in the plan.
+                                 Unset or empty: those answer only to the proxy's own host (loopback, or a
+                                 connection from the address it was reached on).
+  LLMOPS_FRONT_DOOR_INSTANCES    JSON file {"prefill": ["host:port", ...], "decode": [...]}: the plan's members.
+                                 The proxy starts with them (they replace the argv's --prefiller-* and
+                                 --decoder-* lists, so a proxy restarted after the cluster grew or shrank
+                                 serves its current instances), and /instances/add accepts only them (403
+                                 otherwise, read again on each add), so the proxy never sends the engines' key
+                                 to a host that is not in the plan.
   LLMOPS_FRONT_DOOR_TLS_CERT / _TLS_KEY   PEM files: serve HTTPS instead of HTTP.
+An /instances/add of a member the proxy still lists, taken out earlier (upstream's remove only taints a member
+while any request is in flight, and its add skips a listed member, so under steady load a member taken out could
+never come back), puts it back at once through the upstream scheduler's own activate_waiting_instance.
 /healthcheck stays open. Keys are compared in constant time and read from the Authorization header
 only (never from a query string). The process runs with umask 077, so the upstream's cross-worker
 manager file (its authkey, /tmp/vllm_lb_proxy_manager_<port>.json) is readable by its owner only.
@@ -41,6 +48,7 @@ OPEN_PATHS = frozenset({"/healthcheck"})
 ADMIN_PATHS = frozenset({"/instances/add", "/instances/remove", "/reset_prefix_cache"})
 ADD_PATH = "/instances/add"
 ROLES = ("prefill", "decode")
+MEMBER_FLAGS = {"prefill": ("--prefiller-hosts", "--prefiller-ports"), "decode": ("--decoder-hosts", "--decoder-ports")}
 
 
 def keys_from(value):
@@ -68,10 +76,15 @@ def key_matches(token, keys):
     return found
 
 
-def is_loopback(client):
-    """Whether the ASGI client (host, port) is the proxy's own host."""
+def is_own_host(client, server):
+    """Whether the ASGI client (host, port) is the proxy's own host: loopback, or the very address the connection
+    reached (a host talking to its own address sends from it)."""
+    if not client:
+        return False
+    if server and client[0] == server[0]:
+        return True
     try:
-        return bool(client) and ipaddress.ip_address(client[0]).is_loopback
+        return ipaddress.ip_address(client[0]).is_loopback
     except ValueError:
         return False
 
@@ -84,21 +97,46 @@ def host_port(instance):
     return host.strip("[]").lower(), int(port)
 
 
-def refused_instances(body, allowed):
-    """The instances of an /instances/add body that are not in the plan (all of them when the body is not one)."""
+def requested(body):
+    """(role, ["host:port", ...]) of an /instances/* body, or (None, [why it is not one])."""
     try:
         data = json.loads(body or b"{}")
     except ValueError:
-        return ["(a body that is not JSON)"]
+        return None, ["(a body that is not JSON)"]
     if not isinstance(data, dict):
-        return ["(a body that is not an object)"]
+        return None, ["(a body that is not an object)"]
     role, instances = data.get("type"), data.get("instances", [])
     if isinstance(instances, str):
         instances = [instances]
     if role not in ROLES or not isinstance(instances, list):
-        return ["(type %r)" % (role,)]
+        return None, ["(type %r)" % (role,)]
+    return role, [str(i) for i in instances]
+
+
+def refused_instances(body, allowed):
+    """The instances of an /instances/add body that are not in the plan (all of them when the body is not one)."""
+    role, instances = requested(body)
+    if role is None:
+        return instances
     planned = {host_port(i) for i in allowed.get(role, ())}
-    return [str(i) for i in instances if host_port(i) is None or host_port(i) not in planned]
+    return [i for i in instances if host_port(i) is None or host_port(i) not in planned]
+
+
+def with_members(argv, members):
+    """The upstream argv with its member lists replaced by the members file's (argv as is for a role it lists none of)."""
+    for role in ROLES:
+        pairs = [host_port(i) for i in members.get(role) or ()]
+        if not pairs or None in pairs:
+            continue
+        hosts_flag, ports_flag = MEMBER_FLAGS[role]
+        kept, dropping = [], False
+        for word in argv:
+            if word.startswith("--"):
+                dropping = word in (hosts_flag, ports_flag)
+            if not dropping:
+                kept.append(word)
+        argv = kept + [hosts_flag] + [h for h, _p in pairs] + [ports_flag] + [str(p) for _h, p in pairs]
+    return argv
 
 
 def load_instances(path):
@@ -116,11 +154,13 @@ def error_body(message, kind, code):
 class FrontDoor:
     """ASGI middleware: the key check in front of the upstream proxy's app."""
 
-    def __init__(self, app, client_keys=(), admin_keys=(), instances=None):
+    def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None):
         self.app = app
         self.client_keys = tuple(client_keys)
         self.admin_keys = tuple(admin_keys)
-        self.instances = instances or {role: () for role in ROLES}
+        # the plan's members: a callable, so a members file rewritten while the proxy runs is what add accepts
+        self.instances = instances if callable(instances) else (lambda: instances or {role: () for role in ROLES})
+        self.put_back = put_back  # (role, [(host, port)]) -> None: untaint members the proxy still lists
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":  # lifespan: the upstream app's own start and stop
@@ -133,7 +173,7 @@ class FrontDoor:
             if self.admin_keys and not key_matches(token, self.admin_keys):
                 return await self.refuse(send, 401, "an admin key is required for %s" % path, "authentication_error",
                                          "invalid_api_key")
-            if not self.admin_keys and not is_loopback(scope.get("client")):
+            if not self.admin_keys and not is_own_host(scope.get("client"), scope.get("server")):
                 return await self.refuse(send, 403, "%s answers only to the proxy's own host" % path, "permission_error",
                                          "forbidden")
             if path == ADD_PATH:
@@ -154,10 +194,13 @@ class FrontDoor:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        refused = refused_instances(body, self.instances)
+        refused = refused_instances(body, self.instances())
         if refused:
             return await self.refuse(send, 403, "not instances of the cluster's plan: %s" % ", ".join(refused),
                                      "permission_error", "instance_not_planned")
+        if self.put_back:
+            role, members = requested(body)
+            self.put_back(role, [host_port(m) for m in members])
         replayed = False
 
         async def replay():
@@ -186,19 +229,35 @@ def upstream_module():
     return importlib.import_module(script.stem)
 
 
+def put_back_with(upstream):
+    """Put back members the upstream scheduler still lists (tainted by a remove while requests were in flight): its
+    add skips a listed member, its activate_waiting_instance untaints one (a member not tainted is left as it is)."""
+    def put_back(role, members):
+        scheduler = upstream.get_runtime().scheduler
+        listed = {(str(s["host"]).lower(), int(s["port"])) for s in scheduler.get_snapshot()["%s_instances" % role]}
+        for host, port in members:
+            if (host, port) in listed:
+                scheduler.activate_waiting_instance(upstream.ServerRole(role), host, port)
+    return put_back
+
+
 def create_app():
     """uvicorn's factory, in the parent (one worker) or in each worker process."""
     upstream = upstream_module()
+    listed = os.environ.get("LLMOPS_FRONT_DOOR_INSTANCES")
     return FrontDoor(upstream.create_app(),
                      client_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_KEYS")),
                      admin_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_ADMIN_KEYS")),
-                     instances=load_instances(os.environ.get("LLMOPS_FRONT_DOOR_INSTANCES")))
+                     instances=lambda: load_instances(listed), put_back=put_back_with(upstream))
 
 
 def main():
     """What the upstream script's __main__ does, with create_app above as the factory."""
     os.umask(0o077)
     upstream = upstream_module()
+    listed = os.environ.get("LLMOPS_FRONT_DOOR_INSTANCES")
+    if listed and Path(listed).is_file():  # the current members, also for the workers (they parse sys.argv again)
+        sys.argv[1:] = with_members(sys.argv[1:], load_instances(listed))
     args = upstream.parse_args()
     upstream.global_args = args
     upstream.setup_logging(args.log_level)

@@ -53,7 +53,9 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
     assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
     assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
     assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "client_auth": True,
-                              "admin_auth": True, "tls": False}
+                              "admin_auth": True, "tls": False,
+                              "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],
+                                       "files": ["/etc/llmops/pd_proxy/instances.json"]}}
     # deploy puts the values in from the host's variables: the keys one per line
     sources = dict(ENGINE_KEY, front_door={"client_keys": ["client-a", "client-b"], "admin_keys": ["admin-a"]})
     assert launch.secret_values(fields["secret_env"], sources) == {
@@ -102,7 +104,7 @@ def test_an_open_front_door_with_engine_keys_is_allowed_when_asked():
 
 # The launcher's wrapper, driven as ASGI (no server): what reaches the upstream app and what is refused.
 
-def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query=b""):
+def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query=b"", server=("192.0.2.41", 8081)):
     reached = []
 
     async def upstream(scope, receive, send):
@@ -121,7 +123,7 @@ def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query
         sent.append(message)
 
     scope = {"type": "http", "path": path, "headers": [(k.encode(), v.encode()) for k, v in headers],
-             "client": client, "query_string": query}
+             "client": client, "server": server, "query_string": query}
     asyncio.run(door(scope, receive, send))
     status = sent[0]["status"]
     answer = json.loads(sent[1]["body"] or b"{}")
@@ -159,12 +161,60 @@ def test_instances_add_accepts_only_the_plans_instances_and_replays_the_body():
         assert (status, reached) == (403, []) and answer["error"]["code"] == "instance_not_planned"
 
 
-def test_without_admin_keys_admin_endpoints_answer_only_to_loopback():
+def test_without_admin_keys_admin_endpoints_answer_only_to_the_proxys_own_host():
     module = launcher()
     door = module.FrontDoor(None, client_keys=("client-a",))
-    assert call(door, "/instances/remove", client=("192.0.2.41", 5000))[0] == 403
+    assert call(door, "/instances/remove", client=("192.0.2.42", 5000))[0] == 403  # another host
     assert call(door, "/instances/remove", client=("127.0.0.1", 5000))[0] == 200
     assert call(door, "/instances/remove", client=("::1", 5000))[0] == 200
+    # the proxy's host reaching the address it listens on (what deploy does from there) sends from that address
+    assert call(door, "/instances/remove", client=("192.0.2.41", 5000), server=("192.0.2.41", 8081))[0] == 200
     # and an open front door (no client keys) still guards them
     assert call(module.FrontDoor(None), "/reset_prefix_cache", client=("203.0.113.9", 1))[0] == 403
     assert call(module.FrontDoor(None), "/v1/completions")[0] == 200
+
+
+def test_the_members_file_replaces_the_argv_lists_and_is_read_again_on_each_add(tmp_path):
+    module = launcher()
+    argv = ["--host", "0.0.0.0", "--port", "8081", "--prefiller-hosts", "192.0.2.41", "--prefiller-ports", "9081",
+            "--decoder-hosts", "192.0.2.43", "192.0.2.43", "--decoder-ports", "9900", "9901", "--workers", "2"]
+    grown = {"prefill": ["192.0.2.41:9081", "192.0.2.42:9081"], "decode": ["192.0.2.43:9900"]}
+    assert module.with_members(argv, grown) == [
+        "--host", "0.0.0.0", "--port", "8081", "--workers", "2", "--prefiller-hosts", "192.0.2.41", "192.0.2.42",
+        "--prefiller-ports", "9081", "9081", "--decoder-hosts", "192.0.2.43", "--decoder-ports", "9900"]
+    assert module.with_members(argv, {"prefill": [], "decode": []}) == argv  # an empty or missing list keeps the argv's
+    members = tmp_path / "instances.json"
+    members.write_text(json.dumps({"prefill": ["192.0.2.41:9081"], "decode": []}))
+    put_back = []
+    door = module.FrontDoor(None, admin_keys=("admin-a",), instances=lambda: module.load_instances(str(members)),
+                            put_back=lambda role, found: put_back.append((role, found)))
+    admin = [("Authorization", "Bearer admin-a")]
+    added = json.dumps({"type": "prefill", "instances": ["192.0.2.42:9081"]}).encode()
+    assert call(door, "/instances/add", admin, added)[0] == 403
+    members.write_text(json.dumps(grown))  # deploy rewrote it: the grown cluster's member is accepted
+    assert call(door, "/instances/add", admin, added)[0] == 200
+    assert put_back == [("prefill", [("192.0.2.42", 9081)])]
+
+
+def test_put_back_untaints_only_members_the_scheduler_still_lists():
+    module = launcher()
+    calls = []
+
+    class Scheduler:
+        @staticmethod
+        def get_snapshot():
+            return {"prefill_instances": [{"host": "192.0.2.41", "port": 9081}], "decode_instances": []}
+
+        @staticmethod
+        def activate_waiting_instance(role, host, port):
+            calls.append((role, host, port))
+
+    class Upstream:
+        ServerRole = str
+
+        @staticmethod
+        def get_runtime():
+            return type("Runtime", (), {"scheduler": Scheduler})
+
+    module.put_back_with(Upstream)("prefill", [("192.0.2.41", 9081), ("192.0.2.42", 9081)])
+    assert calls == [("prefill", "192.0.2.41", 9081)]  # the one not listed goes through upstream's waiting list

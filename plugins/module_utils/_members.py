@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The front door's members: which engine endpoints the PD proxy lists, and the admin calls that change them.
+
+vllm-ascend's proxy lists each prefill API and each decode rank as "host:port" (a member). Its admin API
+(POST /instances/add and /instances/remove, {"type": "prefill" | "decode", "instances": [...]}) answers with the
+lists it holds ("current_prefill_instances", "current_decode_instances"); an add of no instance is how its
+lists are read, as it has no endpoint that only reads them. A removed member is tainted while any request is in
+flight (no new request goes to it) and dropped when none is; an added one waits until its /v1/models answers
+(upstream's --waiting-retry-interval, 10 s by default, at most --max-waiting-retries times).
+
+Deploy takes the members of an instance out before it restarts, and puts them back once it is ready; it takes out
+the members the plan no longer has (a removed instance) before their containers go, and adds the new ones.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import urllib.parse
+
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import front_door, kind
+
+ROLES = ("prefill", "decode")
+LISTS = {"prefill": "current_prefill_instances", "decode": "current_decode_instances"}
+
+
+def planned(specs):
+    """{role: [member, ...]} the plan's engines give the proxy, in spec order."""
+    found = {role: [] for role in ROLES}
+    for spec in specs:
+        member = front_door(spec)
+        if member and member[1] not in found[member[0]]:
+            found[member[0]].append(member[1])
+    return found
+
+
+def proxy_of(specs):
+    """The proxy's spec among a cluster's specs, else None."""
+    return next((spec for spec in specs if kind(spec) == "proxy"), None)
+
+
+def of_specs(specs):
+    """[{"role", "member"}] of the given engine specs (an instance's, for a roll)."""
+    return [{"role": m[0], "member": m[1]} for m in (front_door(s) for s in specs) if m]
+
+
+def by_role(items):
+    """{role: [member, ...]} of [{"role", "member"}] items."""
+    found = {role: [] for role in ROLES}
+    for item in items:
+        if item["member"] not in found[item["role"]]:
+            found[item["role"]].append(item["member"])
+    return found
+
+
+def flat(members):
+    """[{"role", "member"}] of {role: [member, ...]}."""
+    return [{"role": role, "member": m} for role in ROLES for m in members.get(role) or ()]
+
+
+def listed(answer):
+    """{role: [member, ...]} the proxy holds, from the answer of an admin call."""
+    return {role: [str(m) for m in answer.get(LISTS[role]) or ()] for role in ROLES}
+
+
+def unplanned(current, plan):
+    """{role: [member]} the proxy lists that the plan does not have (a removed instance's)."""
+    return {role: [m for m in current[role] if m not in plan[role]] for role in ROLES}
+
+
+def missing(current, plan):
+    """{role: [member]} the plan has that the proxy does not list (a new instance's)."""
+    return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}
+
+
+def count(members):
+    return sum(len(v) for v in members.values())
+
+
+def text(members):
+    return ", ".join("%s %s" % (role, " ".join(members[role])) for role in ROLES if members.get(role)) or "none"
+
+
+def metrics_urls(members):
+    """{member: its /metrics URL}: where a member's in-flight requests are read before its container stops."""
+    return {m: "http://%s/metrics" % m for role in ROLES for m in members.get(role) or ()}
+
+
+class AdminApi:
+    """The proxy's admin API at url, with an admin key (or none: the proxy's own host) and a CA for HTTPS."""
+
+    def __init__(self, url, key=None, ca=None, timeout=10):
+        self.parts = urllib.parse.urlsplit(url)
+        self.key, self.ca, self.timeout = key, ca, timeout
+
+    def call(self, path, role, members):
+        """The answer of POST path for role's members (a list); raises OSError or ValueError naming what failed."""
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = "Bearer " + self.key
+        if self.parts.scheme == "https":
+            connection = http.client.HTTPSConnection(self.parts.hostname, self.parts.port, timeout=self.timeout,
+                                                     context=ssl.create_default_context(cafile=self.ca or None))
+        else:
+            connection = http.client.HTTPConnection(self.parts.hostname, self.parts.port, timeout=self.timeout)
+        try:
+            connection.request("POST", path, body=json.dumps({"type": role, "instances": list(members)}), headers=headers)
+            response = connection.getresponse()
+            body = response.read().decode(errors="replace")
+        except http.client.HTTPException as err:
+            raise OSError("%s: %s" % (path, err)) from None
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise ValueError("%s answered %d: %s" % (path, response.status, body[:300]))
+        answer = json.loads(body)
+        if "error" in answer:
+            raise ValueError("%s: %s" % (path, answer["error"]))
+        return answer
+
+    def lists(self):
+        """{role: [member]} the proxy holds."""
+        return listed(self.call("/instances/add", "prefill", []))
+
+    def remove(self, members):
+        """Take members out; returns the lists after (a member still in flight stays listed, tainted)."""
+        answer = None
+        for role in ROLES:
+            if members.get(role):
+                answer = self.call("/instances/remove", role, members[role])
+        return listed(answer) if answer else self.lists()
+
+    def add(self, members):
+        """Put members in (or back); returns the lists after (a new member waits until its /v1/models answers)."""
+        answer = None
+        for role in ROLES:
+            if members.get(role):
+                answer = self.call("/instances/add", role, members[role])
+        return listed(answer) if answer else self.lists()

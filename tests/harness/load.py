@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A bounded, steady stream of completions through a front door, while a test changes the cluster (tests only).
+
+    with Load("http://10.213.7.41:8081", model="glm", requests=2000, seconds=300) as load:
+        ...  # roll, add or remove an instance
+    print(load.report("roll decode"))
+
+``workers`` threads send one completion after another until ``requests`` were sent, ``seconds`` passed or the
+block ends, whichever is first: bounded in count and time. Send it only to loopback or to the harness's own
+network. Each request's start, end and outcome is kept; the report gives requests sent, failed (with the first
+errors), throughput overall and its dip: the lowest throughput of a one-second window against the median
+window (1.0: no dip).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+import urllib.error
+import urllib.request
+
+
+class Load:
+    def __init__(self, url, model, requests=2000, seconds=300, workers=4, key=None, max_tokens=4, timeout=30):
+        self.url = url.rstrip("/") + "/v1/completions"
+        self.body = json.dumps({"model": model, "prompt": "steady load", "max_tokens": max_tokens}).encode()
+        self.headers = {"Content-Type": "application/json"}
+        if key:
+            self.headers["Authorization"] = "Bearer " + key
+        self.limit, self.seconds, self.timeout = requests, seconds, timeout
+        self.results, self.lock, self.stop = [], threading.Lock(), threading.Event()
+        self.threads = [threading.Thread(target=self._run, daemon=True) for _worker in range(workers)]
+        self.started = None
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(self.timeout + 5)
+
+    def wait(self):
+        """Until the request count or the duration is reached (the block would otherwise end the load at once)."""
+        for thread in self.threads:
+            thread.join(self.seconds + self.timeout + 5)
+
+    def _claim(self):
+        with self.lock:
+            if self.stop.is_set() or len(self.results) >= self.limit or time.monotonic() - self.started > self.seconds:
+                return None
+            entry = {"start": time.monotonic() - self.started}
+            self.results.append(entry)
+            return entry
+
+    def _run(self):
+        while True:
+            entry = self._claim()
+            if entry is None:
+                return
+            request = urllib.request.Request(self.url, data=self.body, headers=self.headers)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                    text = json.loads(answer.read().decode()).get("choices", [{}])[0].get("text")
+                entry["error"] = None if text else "HTTP 200 with no text"
+            except urllib.error.HTTPError as err:
+                entry["error"] = "HTTP %d: %s" % (err.code, err.read().decode(errors="replace")[:160])
+            except (OSError, ValueError) as err:
+                entry["error"] = "%s: %s" % (type(err).__name__, err)
+            entry["end"] = time.monotonic() - self.started
+
+    def sent(self):
+        return len(self.results)
+
+    def failed(self):
+        return [r for r in self.results if r.get("error")]
+
+    def report(self, what):
+        """{what, sent, failed, errors, seconds, per_second, dip, line}: measured figures, no judgement."""
+        done = [r for r in self.results if "end" in r]
+        seconds = max((r["end"] for r in done), default=0.0)
+        windows = [0] * (int(seconds) + 1)
+        for result in done:
+            if not result.get("error"):
+                windows[int(result["end"])] += 1
+        inner = windows[1:-1] or windows  # the first and last windows are partial
+        median = statistics.median(inner) if inner else 0
+        dip = round(min(inner) / median, 2) if median else 0.0
+        failed = self.failed()
+        errors = sorted({r["error"] for r in failed})[:3]
+        per_second = round(len(done) / seconds, 1) if seconds else 0.0
+        line = ("%s under load: %d requests sent, %d failed, %.1f requests/s, lowest 1-s window %d against a median of %s "
+                "(dip %.2f)%s" % (what, len(self.results), len(failed), per_second, min(inner) if inner else 0, median, dip,
+                                  "; errors: " + " | ".join(errors) if errors else ""))
+        return {"what": what, "sent": len(self.results), "failed": len(failed), "errors": errors, "seconds": round(seconds, 1),
+                "per_second": per_second, "dip": dip, "line": line}

@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Several instances per role on harness nodes, changed while a steady load runs through the front door.
+
+pd_a2's four harness nodes as 2P2D (tests/harness/inventories/pd_a2_2p2d: an instance of each role per node), then
+grown by a decode instance on D0's machine (pd_a2_2p2d_grown) and shrunk back. Each change runs under a bounded
+load (tests/harness/load.py: 8 threads, at most 6000 requests and 300 s, to the harness network only), whose
+figures are printed: requests sent, failed, throughput and its dip. A roll, an add and a remove must lose no
+request, and the proxy must not restart for any of them. The tests run in file order, sharing one deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+
+import pytest
+
+from conftest import LAB, ROOT, run_playbook
+from harness import containers, http_text, metric, node_docker, node_exec, nodes
+
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+from load import Load  # noqa: E402  pylint: disable=wrong-import-position
+
+HARNESS = ROOT / "tests" / "harness" / "inventories"
+BASE = ("-i", str(HARNESS / "pd_a2"), "-i", str(HARNESS / "pd_a2_2p2d"))
+GROWN = BASE + ("-i", str(HARNESS / "pd_a2_2p2d_grown"))
+NODES = {"p0": "llmops-pd-a2-p0", "p1": "llmops-pd-a2-p1", "d0": "llmops-pd-a2-d0", "d1": "llmops-pd-a2-d1"}
+PROXY = "http://10.213.7.41:8081"
+# the image every engine rolls to; the proxy keeps its own (pd_proxy_image follows vllm_engine_image otherwise)
+ROLLED = ("-e", "vllm_engine_image=llmops-engine:rolled", "-e", "pd_proxy_image=llmops-engine:test")
+LISTS = """
+import json, sys, urllib.request
+request = urllib.request.Request("http://10.213.7.41:8081/instances/add", data=json.dumps({"type": "decode", "instances": []}).encode(),
+                                 headers={"Content-Type": "application/json"})
+print(urllib.request.urlopen(request, timeout=10).read().decode())
+"""
+
+
+def deploy(inventory=BASE, *extra, check=True):
+    return run_playbook("pd_a2.yml", LAB, *inventory, "--skip-tags", "preflight", *extra, check=check)
+
+
+def under_load(what, change, workers=8):
+    """Runs change() while a bounded load goes through the front door; returns (change's result, the load's report)."""
+    with Load(PROXY, model="glm", requests=6000, seconds=300, workers=workers) as load:
+        time.sleep(2)  # the load is steady before the change starts
+        result = change()
+        time.sleep(2)  # and goes on after it ended
+    report = load.report(what)
+    print(report["line"])
+    return result, report
+
+
+def proxy_started():
+    return node_docker(NODES["p0"], "inspect", "-f", "{{.State.StartedAt}}", "pd-proxy").stdout.strip()
+
+
+def front_door_lists():
+    """What the running proxy lists, asked from its own host (its admin API answers no other without admin keys)."""
+    answer = json.loads(node_exec(NODES["p0"], "python3", "-c", LISTS).stdout)
+    return sorted(answer["current_prefill_instances"]), sorted(answer["current_decode_instances"])
+
+
+def served(url):
+    """Requests an engine finished, from its /metrics."""
+    return metric(http_text(url + "/metrics"), "vllm:request_success_total")
+
+
+@pytest.fixture(scope="module")
+def two_by_two():
+    nodes(HARNESS / "pd_a2", "up")
+    for node in NODES.values():
+        node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
+    result = deploy()
+    yield result
+    run_playbook("teardown.yml", LAB, *BASE, "-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2", check=False)
+
+
+def test_each_instance_runs_on_its_node_and_verify_proves_every_pair(two_by_two):
+    found = {name: sorted(containers(node, "pd_a2")) for name, node in NODES.items()}
+    assert found == {"p0": ["pd-proxy", "vllm-ascend-prefill-dp0"], "p1": ["vllm-ascend-prefill-b-dp0"],
+                     "d0": ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"],
+                     "d1": ["vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"]}
+    verified = run_playbook("verify.yml", LAB, *BASE, "-e", "llmops_cluster=pd_a2", check=False)
+    assert verified.returncode == 0, verified.output[-3000:]
+    pairs = re.findall(r"KV pair (\S+) -> (\S+): ok", verified.output)
+    assert sorted(set(pairs)) == [("prefill", "decode"), ("prefill", "decode-b"), ("prefill-b", "decode"), ("prefill-b", "decode-b")]
+
+
+def test_rolling_every_instance_under_load_loses_no_request(two_by_two):
+    """A new image for every engine, with two instances per role and no outage accepted: each instance in turn is taken
+    out of the front door, drained, restarted and put back, decode first; the proxy keeps running."""
+    before = proxy_started()
+    result, report = under_load("roll of 2 decode and 2 prefill instances", lambda: deploy(BASE, *ROLLED))
+    order = re.findall(r"step (\d+) \(wave 0\): take (\S+) out of the front door", result.output)
+    assert order == [("2", "decode"), ("3", "decode-b"), ("4", "prefill"), ("5", "prefill-b")]
+    assert report["failed"] == 0 and report["sent"] > 100, report["line"]
+    assert proxy_started() == before
+    images = {node_docker(node, "inspect", "-f", "{{.Config.Image}}", name).stdout.strip()
+              for node in NODES.values() for name in containers(node, "pd_a2") if name != "pd-proxy"}
+    assert images == {"llmops-engine:rolled"}
+
+
+def test_a_new_decode_instance_joins_under_load_without_restarting_the_proxy(two_by_two):
+    before = proxy_started()
+    result, report = under_load("add of decode instance c", lambda: deploy(GROWN, *ROLLED))
+    assert "step 1 (wave 0): vllm-ascend-decode-c-dp0 on pd_a2_d0c: not running (missing)" in result.output
+    assert report["failed"] == 0, report["line"]
+    assert proxy_started() == before
+    assert "10.213.7.43:9910" in front_door_lists()[1] and "10.213.7.43:9911" in front_door_lists()[1]
+    received = served("http://10.213.7.43:9910") + served("http://10.213.7.43:9911")
+    print("decode instance c answered %d requests of the load" % received)
+    assert received > 0
+
+
+def test_a_removed_instance_leaves_under_load_and_a_restarted_proxy_knows_the_current_ones(two_by_two):
+    before = proxy_started()
+    result, report = under_load("removal of decode instance c", lambda: deploy(BASE, *ROLLED))
+    assert "before step 1: retire vllm-ascend-decode-c-dp0 on pd_a2_d0 (no spec of the plan names it)" in result.output
+    assert report["failed"] == 0, report["line"]
+    assert proxy_started() == before
+    assert sorted(containers(NODES["d0"], "pd_a2")) == ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"]
+    planned = (["10.213.7.41:9081", "10.213.7.42:9081"], ["10.213.7.43:9900", "10.213.7.43:9901", "10.213.7.44:9900", "10.213.7.44:9901"])
+    # upstream drops a removed member once no request is in flight: the load has ended
+    deadline = time.monotonic() + 30
+    while front_door_lists() != planned and time.monotonic() < deadline:
+        time.sleep(1)
+    assert front_door_lists() == planned
+    # a proxy restarted later (a reboot) starts with the members file, not the argv it was created with (2P2D + c)
+    node_docker(NODES["p0"], "restart", "pd-proxy")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            assert front_door_lists() == planned
+            break
+        except (ValueError, KeyError):
+            time.sleep(1)
+    assert front_door_lists() == planned
+
+
+def test_a_killed_rank_is_recovered_by_a_rerun_while_the_other_decode_instance_answers(two_by_two):
+    before = proxy_started()
+
+    def kill_and_recover():
+        node_docker(NODES["d1"], "kill", "vllm-ascend-decode-b-dp1")
+        time.sleep(3)  # requests the balancer sends to the dead rank fail until the re-run takes its instance out
+        return deploy(BASE, *ROLLED)
+
+    result, report = under_load("kill of decode-b rank 1, recovered by a re-run", kill_and_recover)
+    restarted = set(re.findall(r"step \d+ \(wave \d+\): (vllm-ascend-\S+) on", result.output))
+    assert restarted == {"vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"}  # its instance only
+    assert proxy_started() == before
+    print("failed while rank 1 of decode-b was dead: %d of %d" % (report["failed"], report["sent"]))
+    with Load(PROXY, model="glm", requests=200, seconds=60, workers=4) as after:
+        after.wait()
+    assert after.failed() == [] and after.sent() > 0  # recovered: nothing fails any more

@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The front door's members through a deploy: an instance that restarts while another of its role serves is taken
+out of the running proxy, drained and put back; a removed instance's containers are retired; the proxy's members
+are live parts of its spec, so growing or shrinking the cluster does not restart it."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import sys
+import threading
+
+from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
+from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_instances import ENGINE, two_p_two_d  # noqa: E402  pylint: disable=wrong-import-position
+from test_rollout import states  # noqa: E402  pylint: disable=wrong-import-position
+
+SETTINGS = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "address": "192.0.2.41", "config_dir": "/etc/llmops/pd_proxy",
+            "launcher": "# launcher\n", "client_keys": [], "admin_keys": [], "open_front_door": True, "tls_cert": "",
+            "tls_key": "", "tls_ca": ""}
+
+
+def cluster_specs(cluster):
+    """The engines of a cluster and its proxy, as the pd_proxy role describes it."""
+    plan = plan_cluster(cluster)
+    engines = launch.engine_specs(plan, ENGINE)
+    proxy = launch.new_spec(name="pd-proxy", host="pd_a2_p0", image="img:1", wave=max(s["wave"] for s in engines) + 1,
+                            **front_door.proxy_fields(SETTINGS, plan["proxy"], {"secret_env": {}}, "pd_pool_a2"))
+    return engines + [proxy]
+
+
+def changed(spec, **fields):
+    """A copy of spec with fields replaced."""
+    found = dict(spec)
+    found.update(fields)
+    return launch.new_spec(**found)
+
+
+def test_growing_the_cluster_changes_the_proxys_members_but_not_what_restarts_it():
+    small = cluster_specs(two_p_two_d())[-1]
+    one = changed(small, command=small["command"][:small["command"].index("--decoder-hosts")]
+                  + ["--decoder-hosts", "192.0.2.43", "--decoder-ports", "9900"],
+                  files=dict(small["files"], **{"/etc/llmops/pd_proxy/instances.json": "{}"}))
+    assert one["command"] != small["command"]
+    assert launch.spec_hash(one) == launch.spec_hash(small)  # the members are live: no restart for them
+    assert rollout.spec_record(one) == rollout.spec_record(small)
+    other = changed(small, command=small["command"] + ["--workers", "2"])
+    assert launch.spec_hash(other) != launch.spec_hash(small)  # a real flag still restarts it
+    # the members file rewritten on the host restarts nothing; the launcher rewritten does
+    compared = container_state.compare([small], {"pd-proxy": launch.spec_hash(small)},
+                                       {"pd-proxy": {"state": "running", "labels": {container_state.HASH_LABEL: launch.spec_hash(small)}}},
+                                       ["/etc/llmops/pd_proxy/instances.json"])
+    assert compared["status"] == {"pd-proxy": "ok"}
+    compared = container_state.compare([small], {"pd-proxy": launch.spec_hash(small)},
+                                       {"pd-proxy": {"state": "running", "labels": {container_state.HASH_LABEL: launch.spec_hash(small)}}},
+                                       ["/etc/llmops/pd_proxy/front_door.py"])
+    assert compared["restart"] == ["pd-proxy"]
+
+
+def test_a_rolled_instance_is_taken_out_drained_and_put_back_while_the_other_serves():
+    specs = cluster_specs(two_p_two_d())
+    engines = [s for s in specs if s["meta"]["kind"] == "engine"]
+    changed = {s["name"]: ["image: img:0 -> img:1"] for s in engines if s["meta"]["instance"] == "decode-b"}
+    plan = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs,
+                                sorted({s["wave"] for s in specs}))
+    assert {k: v for k, v in plan["front_door"].items() if k != "members"} == {
+        "host": "pd_a2_p0", "url": "http://192.0.2.41:8081", "ca": "", "secret_env": None}
+    (step,) = [s for s in plan["steps"] if s["start"]]
+    assert step["rolling"] and step["out"] == {"prefill": [], "decode": ["192.0.2.53:%d" % p for p in range(9900, 9904)]
+                                               + ["192.0.2.54:%d" % p for p in range(9900, 9904)]}
+    assert sorted(step["drain"].values()) == sorted("http://%s/metrics" % m for m in step["out"]["decode"])
+    assert "take decode-b out of the front door and let it finish its requests first; put it back once ready" in " ".join(plan["lines"])
+    # no proxy running (a first deploy): nothing to take out
+    down = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed, down=["pd-proxy"]), specs,
+                                sorted({s["wave"] for s in specs}))
+    assert down["front_door"] is None and all(s["out"] == {} for s in down["steps"])
+    # a proxy about to restart (new keys, TLS) runs other settings than planned: its admin API is not used
+    changed["pd-proxy"] = ["env LLMOPS_FRONT_DOOR_TLS_CERT: (unset) -> /run/llmops-front-door-tls/tls.crt"]
+    restarting = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs,
+                                      sorted({s["wave"] for s in specs}))
+    assert restarting["front_door"] is None
+
+
+def test_the_only_instance_of_a_role_or_one_that_never_ran_is_not_taken_out():
+    specs = cluster_specs(two_p_two_d())
+    engines = [s for s in specs if s["meta"]["kind"] == "engine"]
+    # both decode instances changed in one group each: rolled one after the other, the other serving each time
+    changed = {s["name"]: ["image: img:0 -> img:1"] for s in engines if s["meta"]["role"] == "decode"}
+    plan = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs,
+                                sorted({s["wave"] for s in specs}))
+    assert [bool(s["out"]) for s in plan["steps"] if s["start"]] == [True, True]
+    # a new instance (its containers missing): the proxy does not list it yet, so nothing goes out for it
+    new = {s["name"]: "missing" for s in engines if s["meta"]["instance"] == "prefill-b"}
+    plan = rollout.launch_steps(states(specs, new, down=list(new)), specs, sorted({s["wave"] for s in specs}))
+    assert all(s["out"] == {} for s in plan["steps"])
+
+
+def test_containers_no_spec_names_are_retired_unless_another_host_on_their_machine_plans_them():
+    specs = cluster_specs(two_p_two_d())
+    found = states(specs)
+    found["pd_a2_d1"]["extra"] = ["vllm-ascend-decode-c-dp0"]
+    found["pd_a2_d0"]["extra"] = ["vllm-ascend-decode-dp4"]  # pd_a2_d1's, on the same machine below
+    plan = rollout.launch_steps(found, specs, sorted({s["wave"] for s in specs}), {"pd_a2_d0": "192.0.2.43", "pd_a2_d1": "192.0.2.43"})
+    assert plan["retire"] == {"pd_a2_d1": ["vllm-ascend-decode-c-dp0"]}
+    assert any(line.startswith("before step 1: retire vllm-ascend-decode-c-dp0 on pd_a2_d1") for line in plan["lines"])
+    alone = rollout.launch_steps(found, specs, sorted({s["wave"] for s in specs}))
+    assert alone["retire"]["pd_a2_d0"] == ["vllm-ascend-decode-dp4"]  # no machine said: each host is its own
+
+
+def test_the_plans_members_against_what_the_proxy_lists():
+    specs = cluster_specs(two_p_two_d())
+    plan = members.planned(specs)
+    assert plan == json.loads(specs[-1]["files"]["/etc/llmops/pd_proxy/instances.json"])  # what the launcher starts with
+    current = {"prefill": plan["prefill"][:1] + ["192.0.2.60:9081"], "decode": plan["decode"]}
+    assert members.unplanned(current, plan) == {"prefill": ["192.0.2.60:9081"], "decode": []}
+    assert members.missing(current, plan) == {"prefill": plan["prefill"][1:], "decode": []}
+    assert members.metrics_urls({"prefill": ["192.0.2.60:9081"]}) == {"192.0.2.60:9081": "http://192.0.2.60:9081/metrics"}
+
+
+def test_the_admin_api_client_sends_the_key_and_reads_the_lists():
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((self.path, self.headers.get("Authorization"), body))
+            answer = json.dumps({"current_prefill_instances": ["192.0.2.41:9081"], "current_decode_instances": []}).encode()
+            self.send_response(200 if self.headers.get("Authorization") == "Bearer admin-a" else 401)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = "http://127.0.0.1:%d" % server.server_address[1]
+        api = members.AdminApi(url, key="admin-a")
+        assert api.lists() == {"prefill": ["192.0.2.41:9081"], "decode": []}
+        api.remove({"prefill": [], "decode": ["192.0.2.43:9900"]})
+        assert seen[-1] == ("/instances/remove", "Bearer admin-a", {"type": "decode", "instances": ["192.0.2.43:9900"]})
+        try:
+            members.AdminApi(url, key="wrong").lists()
+            raise AssertionError("a refused key passed")
+        except ValueError as err:
+            assert "/instances/add answered 401" in str(err)
+    finally:
+        server.shutdown()

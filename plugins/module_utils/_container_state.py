@@ -42,13 +42,13 @@ def parse_ps(text):
     return found
 
 
-def compare(specs, hashes, running, changed_files=()):
+def compare(specs, hashes, running, changed_files=(), neighbours=()):
     """Each spec's status against the host's containers.
 
     ``hashes`` maps spec name to its spec hash. Returns {"status": {name: status}, "start": names to
     create or start, "restart": names to restart although their spec is the same (a config file they
     mount was rewritten on the host; not a live file, which the running process learns otherwise), "extra": the
-    cluster's containers no spec names}. Status:
+    cluster's containers no spec of the host, nor of its ``neighbours`` (other inventory hosts on its machine), names}. Status:
     ``ok`` (up, same spec), ``changed`` (another spec, or a mounted config file rewritten),
     ``stopped`` (same spec, not up), ``missing``.
     """
@@ -75,7 +75,7 @@ def compare(specs, hashes, running, changed_files=()):
         "start": [name for name, value in status.items() if value != "ok"],
         "restart": restart,
         "running": [name for name in status if name in running and running[name]["state"] in UP_STATES],
-        "extra": sorted(name for name in running if name not in status),
+        "extra": sorted(name for name in running if name not in status and name not in set(neighbours)),
     }
 
 

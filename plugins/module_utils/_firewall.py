@@ -101,7 +101,9 @@ def ruleset(plan, host, settings):
     inner = "\n".join(body + chain)
     digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
     text = "\n".join([
-        "# llmops.inference host_firewall: cluster %s on %s, rendered from the plan; other tables are left alone." % (cluster, host),
+        # named by the machine: inventory hosts sharing one (two instances on a server) write the same table
+        "# llmops.inference host_firewall: cluster %s on %s, rendered from the plan; other tables are left alone."
+        % (cluster, address.get(host, host)),
         "table inet %s" % name, "delete table inet %s" % name,
         "table inet %s {" % name, '  comment "llmops %s"' % digest, inner, "}", ""])
     return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,

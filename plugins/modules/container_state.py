@@ -43,6 +43,13 @@ options:
     type: list
     elements: str
     default: []
+  neighbours:
+    description:
+      - Names of the containers other inventory hosts on this machine plan (two instances on one server), which are
+        not counted in RV(extra).
+    type: list
+    elements: str
+    default: []
   details:
     description:
       - Also return each container's state, status, start time, restart count and image, and whether its readiness
@@ -112,6 +119,7 @@ def main():
             cluster=dict(type="str", required=True),
             specs=dict(type="list", elements="dict", required=True),
             changed_files=dict(type="list", elements="str", default=[]),
+            neighbours=dict(type="list", elements="str", default=[]),
             details=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
@@ -123,7 +131,7 @@ def main():
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
     running = parse_ps(out)
-    result = compare(specs, hashes, running, module.params["changed_files"])
+    result = compare(specs, hashes, running, module.params["changed_files"], module.params["neighbours"])
     result["changes"], diff = changes(module, docker, specs, result)
     if module.params["details"]:
         result["containers"] = details(module, docker, specs, running, result["running"])

@@ -11,6 +11,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _firewall 
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+from rule_cases import cpu_pd  # noqa: E402  pylint: disable=wrong-import-order
 
 SETTINGS = {"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["203.0.113.5"]}
 
@@ -84,3 +85,13 @@ def test_the_pool_services_ports_are_the_clusters_and_their_metrics_the_monitori
     rpc, metrics = master["mooncake_master_port"], master["mooncake_master_metrics_port"]
     assert rpc in rules[home]["ports"] and rpc not in rules[home]["metrics"]  # the master's RPC: the cluster's only
     assert metrics in rules[home]["metrics"]
+
+
+def test_inventory_hosts_sharing_a_machine_write_one_table_with_both_instances_ports():
+    cluster = cpu_pd()
+    cluster["instances"] = {"decode": {"b": {"api_port": 8300, "kv_port": 5800}}}
+    cluster["nodes"].append({"host": "box2b", "address": "192.0.2.91", "role": "decode", "instance": "b", "local_ranks": 1})
+    rules = firewall.rulesets(plan_cluster(cluster), {"client_networks": ["198.51.100.0/24"]})
+    decode_host = next(h for h in rules if h != "box2b" and "8200" in rules[h]["ports"])
+    assert rules["box2b"]["text"] == rules[decode_host]["text"]  # one file, one table: neither drops the other's ports
+    assert {"8200", "8300"} <= set(rules["box2b"]["ports"])

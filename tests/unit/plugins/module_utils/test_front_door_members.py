@@ -158,3 +158,20 @@ def test_the_admin_api_client_sends_the_key_and_reads_the_lists():
             assert "/instances/add answered 401" in str(err)
     finally:
         server.shutdown()
+
+
+def test_a_neighbours_containers_on_a_shared_machine_are_no_extra_ones():
+    spec = launch.new_spec(name="vllm-cpu-decode", host="box2", image="img:1")
+    running = {name: {"state": "running", "labels": {}} for name in ("vllm-cpu-decode", "vllm-cpu-decode-b", "left-over")}
+    found = container_state.compare([spec], {"vllm-cpu-decode": "x"}, running, (), ["vllm-cpu-decode-b"])
+    assert found["extra"] == ["left-over"]
+
+
+def test_a_run_that_starts_nothing_waits_for_nothing_but_a_wave_before_a_start_is_waited_for():
+    specs = cluster_specs(two_p_two_d())
+    nothing = rollout.launch_steps(states(specs), specs, sorted({s["wave"] for s in specs}))
+    assert all(step["wait"] == [] and all(not h["wait"] for h in step["hosts"].values()) for step in nothing["steps"])
+    proxy_down = rollout.launch_steps(states(specs, {"pd-proxy": "stopped"}, down=["pd-proxy"]), specs, sorted({s["wave"] for s in specs}))
+    first, last = proxy_down["steps"][0], proxy_down["steps"][-1]
+    assert first["start"] == [] and len(first["wait"]) == len([s for s in specs if s["wave"] == first["wave"]])  # ready first
+    assert last["start"] == ["pd-proxy"] and last["wait"] == ["pd-proxy"]

@@ -1,0 +1,123 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: containers_started
+short_description: Start a host's containers of a deploy step together, each as its launch spec says
+version_added: 0.1.0
+description:
+  - Looks once at the host's containers of the cluster and decides for each given spec what it needs. None of
+    that name - C(docker run). Another spec (its C(llmops.spec-hash) label differs) - stop, remove and run again.
+    The same spec, stopped - start. The same spec, up, named in O(restart) - restart. Up with its spec - nothing.
+  - The actions of all containers run side by side, so a host with eight ranks to start takes about as long
+    as one (one C(community.docker.docker_container) task per container took about 0.9 s each).
+  - Environment values reach C(docker run) through the client's environment (C(--env NAME)), never its command
+    line. A missing image is pulled by C(docker run).
+author:
+  - llmops.inference contributors (@llmops)
+extends_documentation_fragment:
+  - llmops.inference.attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode it only says what each container would need.
+  diff_mode:
+    support: none
+options:
+  cluster:
+    description: The cluster's name (the C(llmops.cluster) label the host's containers are looked up by).
+    type: str
+    required: true
+  containers:
+    description:
+      - Launch specs to start, each with C(labels) (the labels it runs with) and C(env) holding every value,
+        secrets put in.
+    type: list
+    elements: dict
+    required: true
+  restart:
+    description: Names of containers to restart although they run with their spec.
+    type: list
+    elements: str
+    default: []
+  stop_timeout:
+    description: Seconds a container stopped for a new spec, or restarted, gets before it is killed.
+    type: int
+    default: 10
+"""
+
+EXAMPLES = r"""
+- name: Start wave 0 of this host
+  llmops.inference.containers_started:
+    cluster: pd_a2
+    containers: "{{ specs_with_labels_and_env }}"
+    restart: [vllm-ascend-decode-dp0]
+"""
+
+RETURN = r"""
+actions:
+  description: What each container needed (create, recreate, start, restart, none), by name.
+  returned: always
+  type: dict
+"""
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import parse_ps, ps_command
+
+# A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
+CALL_TIMEOUT = 1800
+
+
+def act(docker, container, what, stop_timeout):
+    """Runs the calls of one container's action; returns None or what failed."""
+    env = dict(os.environ, **{name: str(value) for name, value in (container.get("env") or {}).items()})
+    for argv in docker_run.calls(docker, container, container.get("labels") or {}, what, stop_timeout):
+        try:
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=CALL_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return "%s: docker %s did not end within %d s" % (container["name"], argv[1], CALL_TIMEOUT)
+        if done.returncode != 0:
+            return "%s: docker %s failed: %s" % (container["name"], argv[1], (done.stderr or done.stdout).strip()[-600:])
+    return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cluster=dict(type="str", required=True),
+            containers=dict(type="list", elements="dict", required=True),
+            restart=dict(type="list", elements="str", default=[]),
+            stop_timeout=dict(type="int", default=10),
+        ),
+        supports_check_mode=True,
+    )
+    docker = module.get_bin_path("docker", required=True)
+    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{json .}}"))
+    if rc != 0:
+        module.fail_json(msg="docker ps failed: %s" % err.strip())
+    current = parse_ps(out)
+    containers = module.params["containers"]
+    restart = set(module.params["restart"])
+    actions = {c["name"]: docker_run.action(c.get("labels") or {}, current.get(c["name"]), c["name"] in restart) for c in containers}
+    todo = [c for c in containers if actions[c["name"]] != "none"]
+    if module.check_mode or not todo:
+        module.exit_json(changed=bool(todo), actions=actions)
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        failures = [f for f in pool.map(lambda c: act(docker, c, actions[c["name"]], module.params["stop_timeout"]), todo) if f]
+    if failures:
+        module.fail_json(msg="; ".join(failures), actions=actions)
+    module.exit_json(changed=True, actions=actions)
+
+
+if __name__ == "__main__":
+    main()

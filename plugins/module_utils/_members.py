@@ -127,16 +127,16 @@ class AdminApi:
 
     def remove(self, members):
         """Take members out; returns the lists after (a member still in flight stays listed, tainted)."""
-        answer = None
-        for role in ROLES:
-            if members.get(role):
-                answer = self.call("/instances/remove", role, members[role])
-        return listed(answer) if answer else self.lists()
+        return self._each("/instances/remove", members)
 
     def add(self, members):
         """Put members in (or back); returns the lists after (a new member waits until its /v1/models answers)."""
+        return self._each("/instances/add", members)
+
+    def _each(self, path, members):
+        """POST path for each role with members; the lists after the last call (read anew when there was none)."""
         answer = None
         for role in ROLES:
             if members.get(role):
-                answer = self.call("/instances/add", role, members[role])
+                answer = self.call(path, role, members[role])
         return listed(answer) if answer else self.lists()

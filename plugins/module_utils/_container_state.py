@@ -24,6 +24,14 @@ def ps_command(docker, cluster, fmt):
     return [docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, cluster), "--format", fmt]
 
 
+def cluster_containers(module, docker, cluster):
+    """parse_ps of the host's containers of the cluster, in one docker call; fails the module when docker ps does."""
+    rc, out, err = module.run_command(ps_command(docker, cluster, "{{json .}}"))
+    if rc != 0:
+        module.fail_json(msg="docker ps failed: %s" % err.strip())
+    return parse_ps(out)
+
+
 def parse_ps(text):
     """{name: {"state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
     found = {}

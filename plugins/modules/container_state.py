@@ -106,7 +106,7 @@ containers:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
-    INSPECT_FORMAT, compare, parse_inspect, parse_ps, ps_command)
+    INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
@@ -125,12 +125,9 @@ def main():
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
-    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{json .}}"))
-    if rc != 0:
-        module.fail_json(msg="docker ps failed: %s" % err.strip())
+    running = cluster_containers(module, docker, module.params["cluster"])
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
-    running = parse_ps(out)
     result = compare(specs, hashes, running, module.params["changed_files"], module.params["neighbours"])
     result["changes"], diff = changes(module, docker, specs, result)
     if module.params["details"]:

@@ -72,7 +72,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import parse_ps, ps_command
+from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
 
 # A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
 CALL_TIMEOUT = 1800
@@ -102,10 +102,7 @@ def main():
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
-    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{json .}}"))
-    if rc != 0:
-        module.fail_json(msg="docker ps failed: %s" % err.strip())
-    current = parse_ps(out)
+    current = cluster_containers(module, docker, module.params["cluster"])
     containers = module.params["containers"]
     restart = set(module.params["restart"])
     actions = {c["name"]: docker_run.action(c.get("labels") or {}, current.get(c["name"]), c["name"] in restart) for c in containers}

@@ -56,11 +56,6 @@ def by_role(items):
     return found
 
 
-def flat(members):
-    """[{"role", "member"}] of {role: [member, ...]}."""
-    return [{"role": role, "member": m} for role in ROLES for m in members.get(role) or ()]
-
-
 def listed(answer):
     """{role: [member, ...]} the proxy holds, from the answer of an admin call."""
     return {role: [str(m) for m in answer.get(LISTS[role]) or ()] for role in ROLES}

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, http_text, metric, node_docker, node_exec, nodes
+from harness import containers, http_text, metric, node_docker, node_exec, nodes, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
@@ -63,6 +63,14 @@ def front_door_lists():
     """What the running proxy lists, asked from its own host (its admin API answers no other without admin keys)."""
     answer = json.loads(node_exec(NODES["p0"], "python3", "-c", LISTS).stdout)
     return sorted(answer["current_prefill_instances"]), sorted(answer["current_decode_instances"])
+
+
+def lists_now():
+    """front_door_lists(), or None while the proxy does not answer (restarting)."""
+    try:
+        return front_door_lists()
+    except (ValueError, KeyError):
+        return None
 
 
 def served(url):
@@ -111,7 +119,8 @@ def test_a_new_decode_instance_joins_under_load_without_restarting_the_proxy(two
     assert "step 1 (wave 0): vllm-ascend-decode-c-dp0 on pd_a2_d0c: not running (missing)" in result.output
     assert report["failed"] == 0, report["line"]
     assert proxy_started() == before
-    assert "10.213.7.43:9910" in front_door_lists()[1] and "10.213.7.43:9911" in front_door_lists()[1]
+    decode = front_door_lists()[1]
+    assert "10.213.7.43:9910" in decode and "10.213.7.43:9911" in decode
     received = served("http://10.213.7.43:9910") + served("http://10.213.7.43:9911")
     print("decode instance c answered %d requests of the load" % received)
     assert received > 0
@@ -126,20 +135,10 @@ def test_a_removed_instance_leaves_under_load_and_a_restarted_proxy_knows_the_cu
     assert sorted(containers(NODES["d0"], "pd_a2")) == ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"]
     planned = (["10.213.7.41:9081", "10.213.7.42:9081"], ["10.213.7.43:9900", "10.213.7.43:9901", "10.213.7.44:9900", "10.213.7.44:9901"])
     # upstream drops a removed member once no request is in flight: the load has ended
-    deadline = time.monotonic() + 30
-    while front_door_lists() != planned and time.monotonic() < deadline:
-        time.sleep(1)
-    assert front_door_lists() == planned
+    wait_until(lambda: lists_now() == planned, 30, "the front door listing only the plan's members")
     # a proxy restarted later (a reboot) starts with the members file, not the argv it was created with (2P2D + c)
     node_docker(NODES["p0"], "restart", "pd-proxy")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            assert front_door_lists() == planned
-            break
-        except (ValueError, KeyError):
-            time.sleep(1)
-    assert front_door_lists() == planned
+    wait_until(lambda: lists_now() == planned, 60, "the restarted proxy listing the plan's members")
 
 
 def test_a_killed_rank_is_recovered_by_a_rerun_while_the_other_decode_instance_answers(two_by_two):

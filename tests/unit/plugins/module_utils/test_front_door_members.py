@@ -38,7 +38,7 @@ def cluster_specs(cluster):
     return engines + [proxy]
 
 
-def changed(spec, **fields):
+def with_fields(spec, **fields):
     """A copy of spec with fields replaced."""
     found = dict(spec)
     found.update(fields)
@@ -47,13 +47,13 @@ def changed(spec, **fields):
 
 def test_growing_the_cluster_changes_the_proxys_members_but_not_what_restarts_it():
     small = cluster_specs(two_p_two_d())[-1]
-    one = changed(small, command=small["command"][:small["command"].index("--decoder-hosts")]
-                  + ["--decoder-hosts", "192.0.2.43", "--decoder-ports", "9900"],
-                  files=dict(small["files"], **{"/etc/llmops/pd_proxy/instances.json": "{}"}))
+    one = with_fields(small, command=small["command"][:small["command"].index("--decoder-hosts")]
+                      + ["--decoder-hosts", "192.0.2.43", "--decoder-ports", "9900"],
+                      files=dict(small["files"], **{"/etc/llmops/pd_proxy/instances.json": "{}"}))
     assert one["command"] != small["command"]
     assert launch.spec_hash(one) == launch.spec_hash(small)  # the members are live: no restart for them
     assert rollout.spec_record(one) == rollout.spec_record(small)
-    other = changed(small, command=small["command"] + ["--workers", "2"])
+    other = with_fields(small, command=small["command"] + ["--workers", "2"])
     assert launch.spec_hash(other) != launch.spec_hash(small)  # a real flag still restarts it
     # the members file rewritten on the host restarts nothing; the launcher rewritten does
     compared = container_state.compare([small], {"pd-proxy": launch.spec_hash(small)},

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret
 
 # Host tools whose output an NPU cluster's support case needs; skipped where the tool is absent.
@@ -76,10 +77,14 @@ def plan_entries(specs):
     return entries
 
 
-def manifest(cluster, created, hosts, entries, problems):
-    """What the bundle holds and what could not be collected."""
+def manifest(cluster, created, hosts, entries, problems, specs=()):
+    """What the bundle holds and what could not be collected; which container is whose (role, instance, DP ranks), so
+    that a support case on a cluster of many instances finds one instance's logs."""
     return json.dumps({
         "cluster": cluster, "created": created, "hosts": hosts,
+        "containers": {"%s/%s" % (safe_name(spec["host"]), spec["name"]): {
+            "kind": spec_meta.kind(spec), "role": spec_meta.role(spec), "instance": spec_meta.instance(spec),
+            "dp_ranks": spec_meta.of(spec).get("dp_ranks")} for spec in specs},
         "files": {path: len(text.encode()) for path, text in sorted(entries.items())},
         "problems": problems,
     }, indent=2, sort_keys=True) + "\n"

@@ -66,6 +66,13 @@ def unplanned(current, plan):
     return {role: [m for m in current[role] if m not in plan[role]] for role in ROLES}
 
 
+def unreached(members, machines):
+    """{role: [member]} of members on no machine of the inventory (``machines``: addresses): a host removed from the
+    inventory before it was retired, whose containers deploy cannot reach."""
+    known = set(machines)
+    return {role: [m for m in members.get(role) or () if m.rpartition(":")[0] not in known] for role in ROLES}
+
+
 def missing(current, plan):
     """{role: [member]} the plan has that the proxy does not list (a new instance's)."""
     return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}

@@ -169,6 +169,7 @@ class Node:
     pythonhashseed: t.Optional[str]
     tenant_id: t.Optional[str]
     instance: t.Optional[str] = None  # vllm_engine_instance: None for the role's first instance
+    retired: bool = False  # vllm_engine_retired: the node leaves the cluster, the plan gives it nothing
 
     @property
     def group(self):
@@ -211,7 +212,7 @@ class Cluster:
     env: t.Dict[str, t.Any]
     role_env: t.Dict[str, t.Dict[str, t.Any]]
     groups: t.Dict[str, Group]
-    nodes: t.Tuple[Node, ...]
+    nodes: t.Tuple[Node, ...]  # the nodes that serve: every node of the inventory but the retired ones
     services: t.Tuple[Service, ...]
     # What `vllm serve` is given besides the plan's flags (checked by _engine_args): the model, whether it
     # may come from a hub, the container-side mounts of the engines, vllm_engine_args and _role_args.
@@ -221,6 +222,7 @@ class Cluster:
     args: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)
     known_flags: t.Tuple[str, ...] = ()  # flags of the image's vLLM beyond the collection's list (vllm_engine_known_flags)
     role_args: t.Dict[str, t.Dict[str, t.Any]] = dataclasses.field(default_factory=dict)
+    retired: t.Tuple[Node, ...] = ()  # nodes leaving the cluster (vllm_engine_retired): planned nothing, kept for their machine
 
     @property
     def visible_var(self):
@@ -381,6 +383,7 @@ def parse_node(raw):
         pythonhashseed=None if seed is None else str(seed),
         tenant_id=_optional(raw, "tenant_id", where, str),
         instance=_optional(raw, "instance", where, str) or None,
+        retired=_optional(raw, "retired", where, bool, False),
     )
 
 
@@ -448,6 +451,7 @@ def parse_cluster(raw, unknown=None):
         unknown += mooncake_extra_unknown(raw["mooncake_extra_config"])
     ucm = raw.get("ucm") or {}
     network_env = tuple(raw.get("network_env") or ())
+    nodes = [parse_node(n) for n in _require(raw, "nodes", where, list)]
     for var in network_env:
         _choice(var, ADDRESS_ENV + NIC_ENV, where, "vllm_engine_network_env")
     return Cluster(
@@ -463,7 +467,7 @@ def parse_cluster(raw, unknown=None):
         env=dict(_optional(raw, "env", where, dict, {})),
         role_env={role: dict(values or {}) for role, values in _optional(raw, "role_env", where, dict, {}).items()},
         groups=groups,
-        nodes=tuple(parse_node(n) for n in _require(raw, "nodes", where, list)),
+        nodes=tuple(n for n in nodes if not n.retired),
         services=tuple(parse_service(s) for s in raw.get("services") or ()),
         model=_optional(raw, "model", where, str),
         model_from_hub=_optional(raw, "model_from_hub", where, bool, False),
@@ -471,6 +475,7 @@ def parse_cluster(raw, unknown=None):
         args=dict(_optional(raw, "args", where, dict, {})),
         known_flags=tuple(str(flag) for flag in _optional(raw, "known_flags", where, list, [])),
         role_args=_role_args(_optional(raw, "role_args", where, dict, {})),
+        retired=tuple(n for n in nodes if n.retired),
     )
 
 

@@ -225,6 +225,9 @@ def build_plan(cluster):
         "processes": processes,
         "ports": _ports_by_host(bound),
         "proxy": _proxy_endpoints(processes),
+        # every inventory host's machine, the retired ones' too: hosts on one machine share its containers
+        "machines": {node.host: node.address for node in cluster.nodes + cluster.retired},
+        "retired": [node.host for node in cluster.retired],
     }
 
 

@@ -63,8 +63,10 @@ def shared_machine_problems(cluster):
 
 def _service_host_problems(cluster):
     hosts = [node.host for node in cluster.nodes]
+    retired = [node.host for node in cluster.retired]
     return [Problem(cluster.name, service.host_variable or "%s host" % service.name,
-                    "%r is neither a host of the cluster nor the address of one" % service.host,
+                    "%r is %s" % (service.host, "retired (vllm_engine_retired), so it runs nothing of the cluster"
+                                  if service.host in retired else "neither a host of the cluster nor the address of one"),
                     "name one of %s (or leave it empty for the first prefill host)" % ", ".join(hosts))
             for service in cluster.services if service.host not in hosts]
 

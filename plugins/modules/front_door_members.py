@@ -52,6 +52,14 @@ options:
     type: str
     choices: [out, in, planned]
     required: true
+  machines:
+    description:
+      - With C(state=planned), the addresses of the inventory's machines. A member taken out on none of them belongs
+        to a host removed from the inventory before it was retired (C(vllm_engine_retired)). Its containers are out
+        of reach, so they keep running, and the module warns, naming the members.
+    type: list
+    elements: str
+    default: []
   timeout:
     description: Seconds C(state=in) waits for the proxy to list every member.
     type: int
@@ -87,6 +95,10 @@ missing:
   description: With C(state=planned), the members of O(members) the proxy does not list, by role.
   returned: always
   type: dict
+unreached:
+  description: With C(state=planned), the members taken out that are on no machine of O(machines), by role.
+  returned: always
+  type: dict
 waited:
   description: Seconds C(state=in) waited for the proxy to list the members.
   returned: always
@@ -110,6 +122,7 @@ def main():
             members=dict(type="dict", required=True),
             state=dict(type="str", choices=["out", "in", "planned"], required=True),
             timeout=dict(type="int", default=120),
+            machines=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
@@ -120,10 +133,16 @@ def main():
     none = {role: [] for role in members.ROLES}
     try:
         before = api.lists()
-        result = dict(before=before, after=before, removed=none, missing=none, waited=0.0, drain={})
+        result = dict(before=before, after=before, removed=none, missing=none, waited=0.0, drain={}, unreached=none)
         if params["state"] == "planned":
             result["missing"] = members.missing(before, wanted)
             drop = members.unplanned(before, wanted)
+            result["unreached"] = members.unreached(drop, params["machines"])
+            if members.count(result["unreached"]):
+                module.warn("the front door listed %s, on no host of the inventory: taken out of it, but their containers "
+                            "keep running. Fix: put their host back in the cluster with vllm_engine_retired: true and run "
+                            "the deploy again (it removes them), then take it out of the inventory"
+                            % members.text(result["unreached"]))
         elif params["state"] == "out":
             drop = {role: [m for m in wanted[role] if m in before[role]] for role in members.ROLES}
         else:

@@ -13,8 +13,8 @@ version_added: 0.1.0
 description:
   - Writes C(<dest>/<cluster>-<UTC time>/) - per host the entries log_collect returned (container logs, masked
     C(docker inspect), host snapshots), the plan (every launch spec, secrets masked, and each rendered config file),
-    and C(manifest.json) (cluster, time, hosts, files with sizes, what could not be collected) - then a C(.tar.gz)
-    of that directory beside it.
+    and C(manifest.json) (cluster, time, hosts, each container's kind, role, instance and DP ranks, files with sizes,
+    what could not be collected) - then a C(.tar.gz) of that directory beside it.
 author:
   - llmops.inference contributors (@llmops)
 extends_documentation_fragment:
@@ -104,7 +104,8 @@ def main():
             continue
         problems += ["%s: %s" % (host, problem) for problem in result.get("problems") or []]
         entries.update({"%s/%s" % (bundle.safe_name(host), path): text for path, text in result["entries"].items()})
-    entries["manifest.json"] = bundle.manifest(module.params["cluster"], created, sorted(module.params["hosts"]), entries, problems)
+    hosts = sorted(module.params["hosts"])
+    entries["manifest.json"] = bundle.manifest(module.params["cluster"], created, hosts, entries, problems, module.params["specs"])
     os.makedirs(root, mode=0o700, exist_ok=True)  # logs may hold what masking cannot know is private
     for path, text in entries.items():
         write_text(os.path.join(root, path), text)

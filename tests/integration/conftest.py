@@ -20,7 +20,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 NO_CONNECT = HERE / "no_connect.yml"
 sys.path.insert(0, str(HERE.parent))  # tests/seed_text.py, shared with the unit tests
 CLUSTERS = ("ucm_a2", "ucm_h100", "single_a5", "single_a3", "dp_a2", "pd_a3", "pd_a2", "pd_pool_a3", "pd_pool_a2", "cpu_dp", "cpu_pd",
-            "pd_2p2d_a3")
+            "pd_2p2d_a3", "pd_2p2d_a2")
 
 
 def run_playbook(playbook, inventory, *extra, check=True):

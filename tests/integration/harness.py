@@ -6,6 +6,7 @@ their own Docker engine, reached only on the harness network this machine create
 
 from __future__ import annotations
 
+import datetime
 import json
 import socket
 import subprocess
@@ -41,6 +42,14 @@ def node_docker(node, *args):
 def node_exec(node, *args):
     """A command run on the node itself (not in one of its containers)."""
     return subprocess.run(["docker", "exec", node, *args], capture_output=True, text=True, check=False)
+
+
+def finished_at(name, node):
+    """When the container last exited, in seconds (docker prints RFC 3339 with up to nanoseconds)."""
+    text = node_docker(node, "inspect", "-f", "{{.State.FinishedAt}}", name).stdout.strip()
+    whole, _dot, fraction = text.rstrip("Z").partition(".")
+    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc).timestamp()
+    return stamp + float("0." + (fraction or "0"))
 
 
 def containers(node, cluster):

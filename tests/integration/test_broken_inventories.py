@@ -153,7 +153,7 @@ def test_broken_inventory_fails_before_any_host(tmp_path, case, cluster, group_v
 
 @pytest.mark.parametrize("extra,message", [
     ([], "llmops_cluster is not set. Fix: add -e llmops_cluster=<the inventory group of the cluster> (groups with hosts here: "
-         "cpu_dp, cpu_pd, dp_a2, pd_2p2d_a3, pd_a2, pd_a3, pd_pool_a2, pd_pool_a3, single_a3, single_a5, ucm_a2, ucm_h100)."),
+         "cpu_dp, cpu_pd, dp_a2, pd_2p2d_a2, pd_2p2d_a3, pd_a2, pd_a3, pd_pool_a2, pd_pool_a3, single_a3, single_a5, ucm_a2, ucm_h100)."),
     (["-e", "llmops_cluster=pd_a9"], 'llmops_cluster is "pd_a9", which is no group of this inventory.'),
 ])
 def test_teardown_names_the_cluster_groups_when_the_cluster_is_missing(extra, message):

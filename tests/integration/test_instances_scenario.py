@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Several instances per role on harness nodes, changed while a steady load runs through the front door.
 
-pd_a2's four harness nodes as 2P2D (tests/harness/inventories/pd_a2_2p2d: an instance of each role per node), then
-grown by a decode instance on D0's machine (pd_a2_2p2d_grown) and shrunk back. Each change runs under a bounded
+The lab's pd_2p2d_a2 (pd_a2's deployment as 2P2D: an instance of each role per node) on pd_a2's four harness nodes
+(tests/harness/inventories/pd_2p2d_a2), then grown by a decode instance on D0's machine (pd_2p2d_a2_grown) and shrunk
+back by retiring its host (pd_2p2d_a2_retiring). Each change runs under a bounded
 load (tests/harness/load.py: 8 threads, at most 6000 requests and 300 s, to the harness network only), whose
 figures are printed: requests sent, failed, throughput and its dip. A roll, an add and a remove must lose no
 request, and the proxy must not restart for any of them. The tests run in file order, sharing one deployment.
@@ -20,14 +21,17 @@ import time
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, http_text, metric, node_docker, node_exec, nodes, wait_until
+from harness import containers, finished_at, http_text, metric, node_docker, node_exec, nodes, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
 
 HARNESS = ROOT / "tests" / "harness" / "inventories"
-BASE = ("-i", str(HARNESS / "pd_a2"), "-i", str(HARNESS / "pd_a2_2p2d"))
-GROWN = BASE + ("-i", str(HARNESS / "pd_a2_2p2d_grown"))
+CLUSTER = "pd_2p2d_a2"
+BASE = ("-i", str(HARNESS / CLUSTER))
+GROWN = BASE + ("-i", str(HARNESS / "pd_2p2d_a2_grown"))
+RETIRING = GROWN + ("-i", str(HARNESS / "pd_2p2d_a2_retiring"))
+ON = ("-e", "llmops_cluster=" + CLUSTER)
 NODES = {"p0": "llmops-pd-a2-p0", "p1": "llmops-pd-a2-p1", "d0": "llmops-pd-a2-d0", "d1": "llmops-pd-a2-d1"}
 PROXY = "http://10.213.7.41:8081"
 # the image every engine rolls to; the proxy keeps its own (pd_proxy_image follows vllm_engine_image otherwise)
@@ -41,7 +45,7 @@ print(urllib.request.urlopen(request, timeout=10).read().decode())
 
 
 def deploy(inventory=BASE, *extra, check=True):
-    return run_playbook("pd_a2.yml", LAB, *inventory, "--skip-tags", "preflight", *extra, check=check)
+    return run_playbook("pd_2p2d_a2.yml", LAB, *inventory, "--skip-tags", "preflight", *extra, check=check)
 
 
 def under_load(what, change, workers=8):
@@ -85,15 +89,15 @@ def two_by_two():
         node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
     result = deploy()
     yield result
-    run_playbook("teardown.yml", LAB, *BASE, "-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2", check=False)
+    run_playbook("teardown.yml", LAB, *BASE, *ON, "-e", "llmops_confirm_teardown=" + CLUSTER, check=False)
 
 
 def test_each_instance_runs_on_its_node_and_verify_proves_every_pair(two_by_two):
-    found = {name: sorted(containers(node, "pd_a2")) for name, node in NODES.items()}
+    found = {name: sorted(containers(node, CLUSTER)) for name, node in NODES.items()}
     assert found == {"p0": ["pd-proxy", "vllm-ascend-prefill-dp0"], "p1": ["vllm-ascend-prefill-b-dp0"],
                      "d0": ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"],
                      "d1": ["vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"]}
-    verified = run_playbook("verify.yml", LAB, *BASE, "-e", "llmops_cluster=pd_a2", check=False)
+    verified = run_playbook("verify.yml", LAB, *BASE, *ON, check=False)
     assert verified.returncode == 0, verified.output[-3000:]
     pairs = re.findall(r"KV pair (\S+) -> (\S+): ok", verified.output)
     assert sorted(set(pairs)) == [("prefill", "decode"), ("prefill", "decode-b"), ("prefill-b", "decode"), ("prefill-b", "decode-b")]
@@ -109,14 +113,14 @@ def test_rolling_every_instance_under_load_loses_no_request(two_by_two):
     assert report["failed"] == 0 and report["sent"] > 100, report["line"]
     assert proxy_started() == before
     images = {node_docker(node, "inspect", "-f", "{{.Config.Image}}", name).stdout.strip()
-              for node in NODES.values() for name in containers(node, "pd_a2") if name != "pd-proxy"}
+              for node in NODES.values() for name in containers(node, CLUSTER) if name != "pd-proxy"}
     assert images == {"llmops-engine:rolled"}
 
 
 def test_a_new_decode_instance_joins_under_load_without_restarting_the_proxy(two_by_two):
     before = proxy_started()
     result, report = under_load("add of decode instance c", lambda: deploy(GROWN, *ROLLED))
-    assert "step 1 (wave 0): vllm-ascend-decode-c-dp0 on pd_a2_d0c: not running (missing)" in result.output
+    assert "step 1 (wave 0): vllm-ascend-decode-c-dp0 on pd_2p2d_a2_d0c: not running (missing)" in result.output
     assert report["failed"] == 0, report["line"]
     assert proxy_started() == before
     decode = front_door_lists()[1]
@@ -126,13 +130,17 @@ def test_a_new_decode_instance_joins_under_load_without_restarting_the_proxy(two
     assert received > 0
 
 
-def test_a_removed_instance_leaves_under_load_and_a_restarted_proxy_knows_the_current_ones(two_by_two):
+def test_a_retired_instance_leaves_under_load_and_a_restarted_proxy_knows_the_current_ones(two_by_two):
+    """Decode instance c's host marked vllm_engine_retired and c no longer declared: one deploy takes c out of the
+    front door, drains it and removes its containers, and nothing else restarts."""
     before = proxy_started()
-    result, report = under_load("removal of decode instance c", lambda: deploy(BASE, *ROLLED))
-    assert "before step 1: retire vllm-ascend-decode-c-dp0 on pd_a2_d0 (no spec of the plan names it)" in result.output
+    result, report = under_load("removal of decode instance c", lambda: deploy(RETIRING, *ROLLED))
+    assert "pd_2p2d_a2_d0c: retired (vllm_engine_retired)" in result.output
+    assert "before step 1: retire vllm-ascend-decode-c-dp0 on pd_2p2d_a2_d0 (no spec of the plan names it)" in result.output
+    assert not re.search(r"step \d+ \(wave \d+\): vllm-ascend-\S+ on", result.output)  # nothing (re)started
     assert report["failed"] == 0, report["line"]
     assert proxy_started() == before
-    assert sorted(containers(NODES["d0"], "pd_a2")) == ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"]
+    assert sorted(containers(NODES["d0"], CLUSTER)) == ["vllm-ascend-decode-dp0", "vllm-ascend-decode-dp1"]
     planned = (["10.213.7.41:9081", "10.213.7.42:9081"], ["10.213.7.43:9900", "10.213.7.43:9901", "10.213.7.44:9900", "10.213.7.44:9901"])
     # upstream drops a removed member once no request is in flight: the load has ended
     wait_until(lambda: lists_now() == planned, 30, "the front door listing only the plan's members")
@@ -157,3 +165,26 @@ def test_a_killed_rank_is_recovered_by_a_rerun_while_the_other_decode_instance_a
     with Load(PROXY, model="glm", requests=200, seconds=60, workers=4) as after:
         after.wait()
     assert after.failed() == [] and after.sent() > 0  # recovered: nothing fails any more
+
+
+def test_status_logs_and_stop_name_every_instance(two_by_two, tmp_path):
+    """status has an instance column, the logs bundle says which container is which instance's, and stop stops every
+    instance, the proxy first."""
+    shown = run_playbook("status.yml", LAB, *BASE, *ON, *ROLLED, check=False)
+    assert shown.returncode == 0, shown.output[-3000:]
+    rows = re.findall(r"(pd_2p2d_a2_\w+)\s+(vllm-ascend-\S+)\s+(prefill|decode)\s+(\S+)\s+\d", shown.output)
+    assert {(container, instance) for _host, container, _role, instance in rows} == {
+        ("vllm-ascend-prefill-dp0", "prefill"), ("vllm-ascend-prefill-b-dp0", "prefill-b"), ("vllm-ascend-decode-dp0", "decode"),
+        ("vllm-ascend-decode-dp1", "decode"), ("vllm-ascend-decode-b-dp0", "decode-b"), ("vllm-ascend-decode-b-dp1", "decode-b")}
+    run_playbook("logs.yml", LAB, *BASE, *ON, *ROLLED, "-e", "llmops_logs_dir=%s" % tmp_path)
+    bundle = next(path for path in tmp_path.iterdir() if path.is_dir())
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["containers"]["pd_2p2d_a2_d1/vllm-ascend-decode-b-dp1"] == {
+        "kind": "engine", "role": "decode", "instance": "decode-b", "dp_ranks": [1]}
+    assert {path.split("/containers/")[1][:-len(".log")] for path in manifest["files"] if path.endswith(".log")} == \
+        {name.split("/")[1] for name in manifest["containers"]}
+    run_playbook("stop.yml", LAB, *BASE, *ON, *ROLLED, "-e", "llmops_stop_timeout=10")
+    found = {(node, name): up for node in NODES.values() for name, (_started, up) in containers(node, CLUSTER).items()}
+    assert len(found) == 7 and not any(found.values())
+    engines = [finished_at(name, node) for node, name in found if name != "pd-proxy"]
+    assert finished_at("pd-proxy", NODES["p0"]) < min(engines)  # the proxy went first

@@ -359,6 +359,28 @@ def test_pd_2p2d_a3_runs_two_instances_of_each_role_behind_one_proxy(lab_plans):
     assert [a.replace("192.0.2.92", "192.0.2.91") for a in other["command"]] == first["command"]
 
 
+def test_pd_2p2d_a2_is_pd_a2_as_an_instance_per_node(lab_plans):
+    """Not a seed: pd_a2's four nodes as 2P2D. Each prefill instance is one DP1/TP8 rank, its own DP master; each
+    decode instance DP2/TP2 on devices 0-3 of its node; every flag and variable otherwise pd_a2's."""
+    plan, seed_plan = lab_plans["pd_2p2d_a2"], lab_plans["pd_a2"]
+    names = sorted(plan.specs())
+    assert names == [("pd_2p2d_a2_d0", "vllm-ascend-decode-dp0"), ("pd_2p2d_a2_d0", "vllm-ascend-decode-dp1"),
+                     ("pd_2p2d_a2_d1", "vllm-ascend-decode-b-dp0"), ("pd_2p2d_a2_d1", "vllm-ascend-decode-b-dp1"),
+                     ("pd_2p2d_a2_p0", "pd-proxy"), ("pd_2p2d_a2_p0", "vllm-ascend-prefill-dp0"),
+                     ("pd_2p2d_a2_p1", "vllm-ascend-prefill-b-dp0")]
+    decode_b = plan.spec("pd_2p2d_a2_d1", "vllm-ascend-decode-b-dp1")
+    _words, flags = seed.flags(decode_b["command"])
+    assert (flags["--data-parallel-size"], flags["--data-parallel-rank"], flags["--data-parallel-address"], flags["--port"]) == \
+        ("2", "1", "192.0.2.104", "9901")
+    assert decode_b["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "2,3" and decode_b["meta"]["instance"] == "decode-b"
+    seed_decode = seed_plan.spec("pd_a2_d0", "vllm-ascend-decode-dp1")
+    assert {k: v for k, v in decode_b["env"].items() if "IP" not in k} == \
+        {k: v for k, v in seed_decode["env"].items() if "IP" not in k}
+    instances = json.loads(plan.spec("pd_2p2d_a2_p0", "pd-proxy")["files"]["/etc/llmops/pd_proxy/instances.json"])
+    assert instances == {"prefill": ["192.0.2.101:9081", "192.0.2.102:9081"],
+                         "decode": ["192.0.2.103:9900", "192.0.2.103:9901", "192.0.2.104:9900", "192.0.2.104:9901"]}
+
+
 @pytest.mark.parametrize("cluster", CLUSTERS)
 def test_every_spec_carries_the_plans_meta_and_it_says_what_the_spec_runs(lab_plans, cluster):
     """Every launch spec of every lab cluster has its meta, and each fact of it equals what the spec's argv,

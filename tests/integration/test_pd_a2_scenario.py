@@ -26,7 +26,6 @@ leaves nothing running. So the order is the scenario's: run the module whole.
 
 from __future__ import annotations
 
-import datetime
 import http.client
 import json
 import os
@@ -40,8 +39,8 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import (ATTACKER, attacker, containers, http_json, http_text, install_on_node, node_docker, node_exec, nodes, tcp_from,
-                     wait_http, wait_until)
+from harness import (ATTACKER, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
+                     tcp_from, wait_http, wait_until)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),
@@ -391,14 +390,6 @@ def test_verify_fails_when_the_decode_group_is_down(deployed):
 def container_ids():
     return {name: node_docker(node, "inspect", "-f", "{{.Id}}", name).stdout.strip()
             for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")}
-
-
-def finished_at(name, node):
-    """When the container last exited, in seconds (docker prints RFC 3339 with up to nanoseconds)."""
-    text = node_docker(node, "inspect", "-f", "{{.State.FinishedAt}}", name).stdout.strip()
-    whole, _dot, fraction = text.rstrip("Z").partition(".")
-    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc).timestamp()
-    return stamp + float("0." + (fraction or "0"))
 
 
 def wait_for_pid(node, command):

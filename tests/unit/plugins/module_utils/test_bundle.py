@@ -45,3 +45,13 @@ def test_the_plan_part_holds_each_spec_and_rendered_config_and_the_manifest_size
     assert json.loads(entries["plan/d0/vllm-decode-dp0.json"])["env"]["VLLM_API_KEY"] == "<secret>"
     manifest = json.loads(bundle.manifest("pd", "20261130T080000Z", ["d0"], entries, ["d1: nothing collected"]))
     assert manifest["files"]["plan/d0/files/etc/llmops/mooncake/mooncake.json"] == 2 and manifest["problems"] == ["d1: nothing collected"]
+
+
+def test_the_manifest_says_which_container_is_which_instances():
+    engine = launch.new_spec(name="vllm-decode-b-dp1", host="d1", image="i",
+                             meta={"kind": "engine", "role": "decode", "instance": "decode-b", "dp_ranks": [1]})
+    proxy = launch.new_spec(name="pd-proxy", host="p0", image="i", meta={"kind": "service", "role": "pd_proxy"})
+    manifest = json.loads(bundle.manifest("pd", "20261130T080000Z", ["d1", "p0"], {}, [], [engine, proxy]))
+    assert manifest["containers"] == {
+        "d1/vllm-decode-b-dp1": {"kind": "engine", "role": "decode", "instance": "decode-b", "dp_ranks": [1]},
+        "p0/pd-proxy": {"kind": "service", "role": "service", "instance": None, "dp_ranks": None}}

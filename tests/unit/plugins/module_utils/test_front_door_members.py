@@ -116,6 +116,28 @@ def test_containers_no_spec_names_are_retired_unless_another_host_on_their_machi
     assert alone["retire"]["pd_a2_d0"] == ["vllm-ascend-decode-dp4"]  # no machine said: each host is its own
 
 
+def test_a_retired_host_gets_its_machines_containers_once_and_leaves_its_neighbours_alone():
+    specs = cluster_specs(two_p_two_d())
+    found = states(specs)
+    # pd_a2_d9, retired, shares pd_a2_d1's machine: both see the retired instance's container, only one removes it,
+    # and what pd_a2_d1 plans there stays
+    found["pd_a2_d9"] = {"status": {}, "running": [], "extra": ["vllm-ascend-decode-c-dp0", "vllm-ascend-decode-dp4"]}
+    found["pd_a2_d1"]["extra"] = ["vllm-ascend-decode-c-dp0"]
+    machines = {"pd_a2_d1": "192.0.2.44", "pd_a2_d9": "192.0.2.44", "pd_a2_d8": "192.0.2.59"}
+    plan = rollout.launch_steps(found, specs, sorted({s["wave"] for s in specs}), machines)
+    assert plan["retire"] == {"pd_a2_d1": ["vllm-ascend-decode-c-dp0"]}
+    # a retired host alone on its machine: all its containers go
+    found["pd_a2_d8"] = {"status": {}, "running": [], "extra": ["vllm-ascend-decode-c-dp1"]}
+    plan = rollout.launch_steps(found, specs, sorted({s["wave"] for s in specs}), machines)
+    assert plan["retire"]["pd_a2_d8"] == ["vllm-ascend-decode-c-dp1"]
+
+
+def test_members_on_no_machine_of_the_inventory_are_named():
+    taken = {"prefill": ["192.0.2.60:9081"], "decode": ["192.0.2.44:9900", "192.0.2.70:9900"]}
+    assert members.unreached(taken, ["192.0.2.41", "192.0.2.44"]) == {"prefill": ["192.0.2.60:9081"], "decode": ["192.0.2.70:9900"]}
+    assert members.count(members.unreached(taken, ["192.0.2.60", "192.0.2.44", "192.0.2.70"])) == 0
+
+
 def test_the_plans_members_against_what_the_proxy_lists():
     specs = cluster_specs(two_p_two_d())
     plan = members.planned(specs)

@@ -100,6 +100,28 @@ def test_an_instance_without_hosts_is_named():
                                        "or remove it.")
 
 
+def test_a_retired_host_is_planned_nothing_but_keeps_its_machine():
+    cluster = two_p_two_d()
+    del cluster["instances"]["decode"]
+    for node in cluster["nodes"]:
+        node["retired"] = node.get("instance") == "b" and node["role"] == "decode"
+    plan = plan_cluster(cluster)
+    assert plan["retired"] == ["pd_a2_d2", "pd_a2_d3"]
+    assert not {"pd_a2_d2", "pd_a2_d3"} & {p["host"] for p in plan["processes"]}
+    assert plan["machines"]["pd_a2_d3"] == "192.0.2.54" and plan["machines"]["pd_a2_d0"] == "192.0.2.43"
+    assert by_instance(plan, "dp_rank")["decode"] == list(range(8))
+    # still declared, the instance has no host left: the planner says so
+    cluster["instances"]["decode"] = {"b": {}}
+    assert "vllm_engine_instances.decode.b: no host has vllm_engine_role decode" in single_problem(cluster)
+
+
+def test_a_service_on_a_retired_host_is_refused():
+    cluster = two_p_two_d()
+    cluster["nodes"][0]["retired"] = True  # pd_a2_p0, the proxy's and the pool service's host
+    assert any("pd_proxy host: 'pd_a2_p0' is retired (vllm_engine_retired), so it runs nothing of the cluster" in p
+               for p in problems_of(cluster))
+
+
 def test_a_host_naming_an_undeclared_instance_is_named():
     cluster = two_p_two_d()
     cluster["nodes"][-1]["instance"] = "c"

@@ -24,6 +24,9 @@ description:
     toolkit versions from their info files.
   - C(fabric) - per NPU of O(npus), what C(hccn_tool) says of its link, network health, IP and TLS switch.
     C(ping) - whether each ping of O(ping) got every packet back.
+  - C(firewall) - C(nft) (its path or null), whether the table O(firewall_table) is loaded, and whether the file
+    O(firewall_file) exists. With the host firewall off, deploy removes the collection's table and file only where
+    either is there.
   - Reads only.
 author:
   - llmops.inference contributors (@llmops)
@@ -35,7 +38,7 @@ options:
     description: Which facts to gather.
     type: list
     elements: str
-    choices: [npu, gpu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping]
+    choices: [npu, gpu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping, firewall]
     default: [npu]
   npus:
     description: The NPUs whose fabric to look at (C(fabric)) - C(hccn_tool -i N) link, net_health, ip and tls.
@@ -64,6 +67,14 @@ options:
     type: list
     elements: str
     default: []
+  firewall_table:
+    description: The collection's nftables table (C(firewall)), in family C(inet).
+    type: str
+    default: ""
+  firewall_file:
+    description: The rules file of that table (C(firewall)).
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -77,7 +88,7 @@ RETURN = r"""
 facts:
   description: By kind gathered - C(npu) with tool (path or null), version, devices (by NPU id - name, health) and
     processes (npu, pid, name, memory_mb); C(docker), C(listeners), C(devices), C(paths), C(nic), C(images),
-    C(memory), C(versions) as described above.
+    C(memory), C(versions), C(firewall) as described above.
   returned: success
   type: dict
 """
@@ -232,6 +243,15 @@ def fabric_facts(module, npus):
     return {"tool": tool, "npus": found}
 
 
+def firewall_facts(module, table, path):
+    nft = module.get_bin_path("nft")
+    loaded = False
+    if nft and table:
+        rc, _out, _err = module.run_command([nft, "list", "table", "inet", table])
+        loaded = rc == 0
+    return {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
+
+
 def parallel(module, commands):
     """run_command results of the commands, in order, at most 8 at a time: hccn_tool answers each query
     after a round trip to the NPU, and a node has 8 or 16 NPUs of 4 queries each."""
@@ -252,13 +272,15 @@ def main():
         argument_spec=dict(
             gather=dict(type="list", elements="str", default=["npu"],
                         choices=["npu", "gpu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions", "fabric",
-                                 "ping"]),
+                                 "ping", "firewall"]),
             npus=dict(type="list", elements="int", default=[]),
             ping=dict(type="list", elements="dict", default=[]),
             cluster=dict(type="str"),
             paths=dict(type="list", elements="str", default=[]),
             nic=dict(type="str"),
             images=dict(type="list", elements="str", default=[]),
+            firewall_table=dict(type="str", default=""),
+            firewall_file=dict(type="str", default=""),
         ),
         supports_check_mode=True,
     )
@@ -292,6 +314,8 @@ def main():
         facts["fabric"] = fabric_facts(module, module.params["npus"])
     if "ping" in gather:
         facts["ping"] = ping_facts(module, module.params["ping"])
+    if "firewall" in gather:
+        facts["firewall"] = firewall_facts(module, module.params["firewall_table"], module.params["firewall_file"])
     module.exit_json(changed=False, facts=facts)
 
 

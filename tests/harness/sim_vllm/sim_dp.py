@@ -47,7 +47,9 @@ class DataParallelGroup:
 
     def _follow(self):
         # Like vLLM's ZMQ sockets, a follower reconnects until the coordinator answers: a connection
-        # reset while the coordinator starts (or restarts) is not an answer.
+        # reset while the coordinator starts (or restarts) is not an answer. ZMQ retries every 100 ms
+        # (ZMQ_RECONNECT_IVL's default), so a rank joins a coordinator that just came up at once.
+        attempts = 0
         while True:
             try:
                 conn = socket.create_connection((self.address, self.port), timeout=5)
@@ -55,8 +57,10 @@ class DataParallelGroup:
                 conn.sendall((json.dumps({"ranks": self.ranks}) + "\n").encode())
                 line = conn.makefile().readline()
             except OSError:
-                log("waiting for the DP coordinator at %s:%d" % (self.address, self.port))
-                time.sleep(2)
+                if attempts % 50 == 0:  # one line every 5 s of waiting
+                    log("waiting for the DP coordinator at %s:%d" % (self.address, self.port))
+                attempts += 1
+                time.sleep(0.1)
                 continue
             if line:
                 break

@@ -42,7 +42,8 @@ declare -A command=(
   [deploy]="python -m pytest -q -p no:cacheprovider tests/integration/test_pd_a2_scenario.py"
   # pd_a2's nodes as 2P2D under a bounded load: every instance rolled, one added and removed, a rank killed
   [instances]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_instances_scenario.py"
-  [pool-recovery]="python -m pytest -q -p no:cacheprovider tests/integration/test_pool_recovery.py"
+  # pd_pool_a2's nodes: a dead single master restarts every engine; in HA (etcd) a killed leader under load restarts none
+  [pool-recovery]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_pool_recovery.py tests/integration/test_pool_ha.py"
   [preflight]="python -m pytest -q -p no:cacheprovider tests/integration/test_preflight.py"
   # pd_a2 also with every guard of the front door on (keys, TLS, host firewall): what they cost a deploy
   [benchmark-time-to-serving]="python benchmarks/time_to_serving.py --secure pd_a2"

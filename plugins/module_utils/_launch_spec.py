@@ -105,10 +105,12 @@ def new_spec(**fields):
 
 
 def engine_waves(plan):
-    """{role: wave}, plus 'pool' and 'proxy': a KV pool service first (wave 0), then the plan's
-    engine waves, the proxy last. Waves are numbered densely: no empty wave costs a round."""
-    first = 1 if plan.get("kv_pool") else 0
-    waves = {"pool": 0}
+    """{role: wave}, plus 'store', 'pool' and 'proxy': the KV pool's store first when the collection deploys one (etcd
+    of HA masters, which elect their leader in it), the pool service, then the plan's engine waves, the proxy last.
+    Waves are numbered densely: no empty wave costs a round."""
+    store = 1 if plan.get("kv_pool_store") else 0
+    first = store + (1 if plan.get("kv_pool") else 0)
+    waves = {"store": 0, "pool": store}
     for index, roles in enumerate(plan["start_waves"]):
         waves.update({role: first + index for role in roles})
     waves["proxy"] = first + len(plan["start_waves"])
@@ -121,6 +123,8 @@ def wave_numbers(plan):
     numbers = {waves[role] for roles in plan["start_waves"] for role in roles}
     if plan.get("kv_pool"):
         numbers.add(waves["pool"])
+    if plan.get("kv_pool_store"):
+        numbers.add(waves["store"])
     if any("prefill" in roles for roles in plan["start_waves"]):
         numbers.add(waves["proxy"])
     return sorted(numbers)

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Prometheus for a cluster, from its launch specs: where its /metrics are (file_sd target groups) and
 the alerts an operator of a DP or PD cluster wants (an endpoint down, requests queuing, one side of a
-PD pair the bottleneck, the KV cache full).
+PD pair the bottleneck, the KV cache full, and with Mooncake masters in HA no leader or no standby).
 
 Every API engine serves vLLM's /metrics, which counts the requests of every DP rank behind it (one
 series per `engine` label), so headless ranks need no target of their own. The KV pool services are
@@ -40,6 +40,8 @@ def scrape_targets(specs, cluster):
                       "llmops_role": spec_meta.role(spec)}
             if spec_meta.instance(spec):
                 labels["llmops_instance"] = spec_meta.instance(spec)
+            if spec_meta.ha(spec):  # a service in HA: the pool's masters and etcd members, which the HA rules read
+                labels["llmops_ha"] = spec_meta.ha(spec)["service"]
             groups.append({"targets": [urllib.parse.urlsplit(url).netloc], "labels": labels})
     return groups
 
@@ -80,4 +82,22 @@ def alert_rules(specs, cluster):
                 IMBALANCE_FOR, "warning",
                 "cluster %s: requests wait on %s while %s has none waiting" % (cluster, busy, idle),
                 "The %s side limits the cluster: more %s DP ranks (or fewer %s ones) would balance it." % (busy, busy, idle)))
+    if any((spec_meta.ha(spec) or {}).get("service") == "mooncake_master" for spec in specs):
+        rules += ha_rules(selector, cluster, verbs)
     return {"groups": [{"name": "llmops-%s" % cluster, "rules": rules}]}
+
+
+def ha_rules(selector, cluster, verbs):
+    """Mooncake masters in HA: their ha_standby_state gauge (0 STOPPED: the leader's, whose standby service stopped
+    when it was promoted; 3 WATCHING: a standby following it; Mooncake's master_metric_manager)."""
+    masters = '%s,llmops_ha="mooncake_master"' % selector
+    return [
+        alert("LlmopsPoolNoLeader", "absent(ha_standby_state{%s} == 0)" % masters, DOWN_FOR, "critical",
+              "cluster %s: no Mooncake master leads" % cluster,
+              "The KV pool takes no put or lookup: engines keep serving without it. status.yml %s shows each master's role; "
+              "the cluster's playbook restarts the dead ones." % verbs),
+        alert("LlmopsPoolNoStandby", "absent(ha_standby_state{%s} == 3)" % masters, DOWN_FOR, "warning",
+              "cluster %s: no standby Mooncake master is ready" % cluster,
+              "A failure of the leader would stop the KV pool. status.yml %s shows each master's role; the cluster's "
+              "playbook restarts the dead ones (as standbys; no engine restarts)." % verbs),
+    ]

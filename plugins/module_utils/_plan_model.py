@@ -185,6 +185,7 @@ class Pool:
     world_size: t.Optional[int]
     sizes: t.Dict[str, str]
     protocol: t.Optional[str] = None
+    store: t.Optional[str] = None  # what the collection deploys for the pool service to keep its state in (etcd)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -402,6 +403,7 @@ def parse_pool(raw):
         hybrid_model=_optional(raw, "hybrid_model", where, bool, False),
         world_size=_optional(raw, "world_size", where, int),
         protocol=_optional(raw, "protocol", where, str),
+        store=_optional(raw, "store", where, str),
         sizes={str(k): str(v) for k, v in sizes.items()},
     )
 

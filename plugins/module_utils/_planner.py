@@ -216,7 +216,7 @@ def build_plan(cluster):
     problems = rules.plan_problems(cluster, ranks, processes, bound)
     if problems:
         raise PlanError(problems)
-    return {
+    plan = {
         "cluster": cluster.name,
         "hardware": cluster.hardware,
         "kv_pool": cluster.pool.backend if cluster.pool is not None else None,
@@ -229,6 +229,9 @@ def build_plan(cluster):
         "machines": {node.host: node.address for node in cluster.nodes + cluster.retired},
         "retired": [node.host for node in cluster.retired],
     }
+    if cluster.pool is not None and cluster.pool.store:
+        plan["kv_pool_store"] = cluster.pool.store  # etcd of HA masters, started before them
+    return plan
 
 
 def plan_cluster(raw):

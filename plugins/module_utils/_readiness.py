@@ -15,6 +15,7 @@ import socket
 import ssl
 import urllib.parse
 
+from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 
@@ -40,8 +41,8 @@ class Docker:
         return out + err
 
 
-def http_get(url, headers=None, timeout=3, ca_path=None):
-    """(status, body) of a GET. A plain HTTP/1.1 request without "Connection: close": Memcache's
+def http_get(url, headers=None, timeout=3, ca_path=None, body=None):
+    """(status, body) of a GET (a POST with ``body``). A plain HTTP/1.1 request without "Connection: close": Memcache's
     metrics server (memcache-hybrid 1.3.0) answers such a request without its body. HTTPS checks the
     certificate against ca_path (else the system's trust store)."""
     parts = urllib.parse.urlsplit(url)
@@ -51,11 +52,35 @@ def http_get(url, headers=None, timeout=3, ca_path=None):
     else:
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
-        connection.request("GET", parts.path or "/", headers=headers or {})
+        connection.request("GET" if body is None else "POST", parts.path or "/", body=body, headers=headers or {})
         response = connection.getresponse()
         return response.status, response.read()
     finally:
         connection.close()
+
+
+def json_or_none(url, body=None):
+    """A JSON answer, None when there is no 200 with JSON (down, starting)."""
+    try:
+        status, answer = http_get(url) if body is None else http_get(url, body=body)
+        return json.loads(answer) if status == 200 else None
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+
+
+def ha_role(spec):
+    """A service in HA, now: a Mooncake master's leader / warmup / standby, an etcd member's leader / follower
+    (etcd's /v3/maintenance/status: the leader's id against its own), "down" when it does not answer; None for the
+    rest."""
+    ha = spec_meta.ha(spec) or {}
+    if ha.get("service") == "mooncake_master":
+        return pool_ha.master_role(json_or_none(ha["health_url"])) or "down"
+    if ha.get("service") == "etcd":
+        status = json_or_none(ha["client_url"] + "/v3/maintenance/status", body=b"{}")
+        if not status:
+            return "down"
+        return "leader" if str(status.get("leader")) == str((status.get("header") or {}).get("member_id")) else "follower"
+    return None
 
 
 def probe(docker, spec):
@@ -67,6 +92,11 @@ def probe(docker, spec):
             return False
         if status != 200:
             return False
+        if ready.get("ha") == "mooncake_master":  # /health is 200 on a standby and on a leader still warming up
+            try:
+                return pool_ha.master_ready(json.loads(body), [json_or_none(url) for url in ready.get("peers") or []])
+            except ValueError:
+                return False
         if ready["http"].rstrip("/").endswith("/v1/models"):
             model = spec_meta.served_model(spec)  # --served-model-name, else the model (the plan's meta)
             try:

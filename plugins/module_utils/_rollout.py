@@ -9,7 +9,8 @@ Three facts of a vLLM cluster shape the steps:
   restarts, on every host;
 - a service started before the engines (the Mooncake master, the Memcache meta service) keeps
   what the engines registered in memory only (Mooncake #2246): when it restarts, every engine
-  started after it restarts too;
+  started after it restarts too; not so for a service in HA (Mooncake masters on etcd, etcd's
+  members), whose peers keep serving: it restarts alone, rolled one at a time while it runs;
 - a group whose containers all run and only changed spec (a new image, a new flag) is rolled:
   one group at a time in start order, each waited for before the next, so the others keep serving.
 Everything else that must start in a wave starts together, as on a first deploy.
@@ -32,7 +33,7 @@ import json
 
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import identity
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, instance, is_engine, metrics_url, role
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group, ha, instance, is_engine, metrics_url, role
 
 # The label that records the spec a container was started with, so a later run can name what changed.
 RECORD_LABEL = "llmops.spec"
@@ -194,7 +195,9 @@ def launch_steps(states, specs, waves, machines=None):
         for member in groups[group]:
             if uid(member) not in why:
                 why[uid(member)] = "restarted with its DP group (%s: %s)" % (first["name"], why[uid(first)])
-    services = [s for s in specs if dp_group(s) in touched and not is_engine(s)]
+    # a service in HA (Mooncake masters electing a leader in etcd, etcd's members) hands over to its peers: the
+    # engines follow the leader by themselves and keep what they registered, so none restarts for it
+    services = [s for s in specs if dp_group(s) in touched and not is_engine(s) and not ha(s)]
     dependents = _engines_after_services(services, groups, touched, rolling, why)
     # Engines restarted for a service are stopped before it restarts: left running, they would register
     # again with the new service (Mooncake: their segments), which then hands out space owned by

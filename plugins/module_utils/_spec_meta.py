@@ -19,7 +19,8 @@ many engines a request to its API may reach), api_url, metrics_url, headless, de
 served_model, devices (what the plan hands it: NPUs through ASCEND_RT_VISIBLE_DEVICES or GPUs), npus,
 pool ({backend, bytes_per_worker} or null), ucm_storage ({host path: posix_capacity_gb}), ascend_direct
 (MooncakeConnectorV2's use_ascend_direct), front_door ("address:port" the PD proxy lists an engine's API as, or
-null), live ({"flags": [...], "files": [...]}: what a running process learns by other means than a restart, the
+null), ha (a service in HA: _pool_ha), data (host directories it keeps data in),
+live ({"flags": [...], "files": [...]}: what a running process learns by other means than a restart, the
 front door's members, which its admin API adds and removes; no part of the hash, see _launch_spec.identity).
 """
 
@@ -41,6 +42,17 @@ def kind(spec):
 def is_engine(spec):
     """A vLLM engine process (vllm serve), not a service such as the proxy or a pool service."""
     return kind(spec) == "engine"
+
+
+def ha(spec):
+    """What a service in HA is ({service: mooncake_master, cluster_id, health_url} or {service: etcd, member,
+    client_url}), None for anything else."""
+    return of(spec).get("ha")
+
+
+def data_dirs(spec):
+    """Host directories where a container keeps data (an etcd member's): kept by teardown unless purged."""
+    return list(of(spec).get("data") or [])
 
 
 def instance(spec):

@@ -26,7 +26,7 @@ def cluster_status(states_by_host, specs):
             why = (state.get("msg") or "no answer").splitlines()[0]
             degraded.append("host %s could not be looked at: %s" % (host, why))
             for spec in by_host.get(host, []):
-                rows.append(dict(host=host, container=spec["name"], role=spec_meta.role(spec), instance=instance_of(spec),
+                rows.append(dict(host=host, container=spec["name"], role=role_of(spec, {}), instance=instance_of(spec),
                                  dp_ranks=spec_meta.dp_ranks(spec),
                                  state="unknown", ready="-", status="-", restarts="-", image=spec["image"], drift="unknown"))
             continue
@@ -35,7 +35,7 @@ def cluster_status(states_by_host, specs):
             name = spec["name"]
             seen = containers.get(name, {})
             drift = state["status"].get(name, "missing")
-            row = dict(host=host, container=name, role=spec_meta.role(spec), instance=instance_of(spec),
+            row = dict(host=host, container=name, role=role_of(spec, seen), instance=instance_of(spec),
                        dp_ranks=spec_meta.dp_ranks(spec),
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
                        status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
@@ -50,7 +50,51 @@ def cluster_status(states_by_host, specs):
                              status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                              image=seen.get("image", "-"), drift="extra"))
             degraded.append("%s on %s belongs to the cluster but to no spec of the plan (teardown removes it)" % (name, host))
+    degraded += ha_problems(specs, rows)
     return {"rows": rows, "table": "\n".join(table(rows)), "degraded": degraded}
+
+
+HA_NAMES = {"mooncake_master": "master", "etcd": "etcd"}
+
+
+def role_of(spec, seen):
+    """An engine's role; a service in HA says what it is now (master leader / standby, etcd leader / follower, or
+    down); any other service: service."""
+    ha = spec_meta.ha(spec)
+    if ha:
+        return "%s %s" % (HA_NAMES.get(ha.get("service"), ha.get("service")), seen.get("ha_role") or "down")
+    return spec_meta.role(spec)
+
+
+def ha_problems(specs, rows):
+    """Mooncake masters in HA with no leader serving, or no standby to take over; etcd without a quorum."""
+    roles = {}
+    for spec, row in zip_rows(specs, rows):
+        ha = spec_meta.ha(spec)
+        if ha:
+            roles.setdefault(ha.get("service"), []).append((row["role"].split(" ", 1)[1], "%s on %s" % (row["container"], row["host"])))
+    problems = []
+    masters = roles.get("mooncake_master") or []
+    if masters and not any(role == "leader" for role, _where in masters):
+        problems.append("no Mooncake master leads and serves (%s): the KV pool is down" % ", ".join(
+            "%s %s" % (where, role) for role, where in masters))
+    elif masters and not any(role == "standby" for role, _where in masters):
+        problems.append("no standby Mooncake master (%s): a failure of the leader would stop the KV pool" % ", ".join(
+            "%s %s" % (where, role) for role, where in masters))
+    members = roles.get("etcd") or []
+    up = [where for role, where in members if role != "down"]
+    if members and len(up) <= len(members) // 2:
+        problems.append("etcd has no quorum: %d of %d members answer" % (len(up), len(members)))
+    elif members and len(up) < len(members):
+        problems.append("etcd member down: %s (%d of %d answer; one more loss stops the masters' election)"
+                        % (", ".join(where for role, where in members if role == "down"), len(up), len(members)))
+    return problems
+
+
+def zip_rows(specs, rows):
+    """(spec, row) of every planned container that has a row."""
+    by_key = {(row["host"], row["container"]): row for row in rows if row["drift"] != "extra"}
+    return [(spec, by_key[(spec["host"], spec["name"])]) for spec in specs if (spec["host"], spec["name"]) in by_key]
 
 
 def instance_of(spec):

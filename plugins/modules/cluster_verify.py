@@ -336,9 +336,13 @@ def main():
         checks.append({"endpoint": label(spec), "check": "/v1/models", "ok": ok, "seconds": seconds})
         if not ok:
             problems.append("%s on %s: /v1/models answered %s, not the served model %s" % (spec["name"], spec["host"], code or body, found["model"]))
+    roles = {(row["host"], row["container"]): row["role"] for row in state["rows"]}
     for spec in found["services"] + ([found["proxy"]] if found["proxy"] else []):
         code, body, seconds = client.get(spec["ready"]["http"])
-        checks.append({"endpoint": label(spec), "check": spec["ready"]["http"].split("/", 3)[-1][:22], "ok": code == 200, "seconds": seconds})
+        # a service in HA says its role now (master leader, master standby, etcd follower); status's rules name a
+        # pool without a leader or a standby among the problems
+        what = roles.get((spec["host"], spec["name"])) if spec_meta.ha(spec) else spec["ready"]["http"].split("/", 3)[-1][:22]
+        checks.append({"endpoint": label(spec), "check": what, "ok": code == 200, "seconds": seconds})
         if code != 200:
             problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], spec["ready"]["http"], code or body))
     if planned["front"] and planned["front"]["name"] not in up:

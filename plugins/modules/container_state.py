@@ -108,7 +108,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
     RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record)
 
@@ -170,6 +170,9 @@ def details(module, docker, specs, running, up):
     for name, seen in running.items():
         entry = dict(found.get(name, {}), state=seen["state"], status=seen["status"])
         entry["ready"] = bool(name in up and name in by_name and probe(probes, by_name[name]))
+        role = ha_role(by_name[name]) if name in up and name in by_name else None
+        if role:
+            entry["ha_role"] = role
         containers[name] = entry
     return containers
 

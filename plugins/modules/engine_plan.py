@@ -90,6 +90,11 @@ plan:
       description: The KV pool backend (mooncake, memcache), or null without a pool.
       type: str
       returned: success
+    kv_pool_store:
+      description: What the collection deploys for the pool service's state (C(etcd) of HA Mooncake masters); absent
+        without one.
+      type: str
+      returned: when the KV pool has a store
     start_waves:
       description:
         - Engine roles grouped by start wave. Prefill and decode start together (004 5.3); with a KV

@@ -2,7 +2,7 @@
 # Build the harness images locally (no image registry is reachable):
 #   llmops-node:test    a cluster node: Debian with its own Docker engine (docker.io), python3, sshd
 #   llmops-engine:test  what runs on the nodes: the simulated engine as `vllm`, the real PD proxy
-#                       from the vllm-ascend sdist, mooncake_master and the Memcache MetaService
+#                       from the vllm-ascend sdist, mooncake_master, the Memcache MetaService and etcd (Debian)
 # Root file systems come from debootstrap; each image is rebuilt only when its inputs change.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/nu
 VLLM_ASCEND=0.23.0.post1
 ENGINE_PIP="fastapi<0.124.0 httpx uvicorn pyyaml mooncake-transfer-engine-non-cuda==0.3.13.post1 memcache-hybrid==1.3.0 memfabric-hybrid==1.3.0"
 NODE_PACKAGES=docker.io,iptables,nftables,python3,python3-requests,procps,iproute2,ca-certificates,openssh-server
-ENGINE_PACKAGES=python3,python3-venv,libibverbs1,libnuma1,libcurl4,ca-certificates,procps,iproute2
+ENGINE_PACKAGES=python3,python3-venv,libibverbs1,libnuma1,libcurl4,ca-certificates,procps,iproute2,etcd-server,etcd-client
 
 inputs_hash() { cat "$@" | sha256sum | cut -c1-16; }
 image_has() { [ "$(docker image inspect -f '{{index .Config.Labels "llmops.inputs"}}' "$1" 2>/dev/null)" = "$2" ]; }

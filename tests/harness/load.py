@@ -25,9 +25,11 @@ import urllib.request
 
 
 class Load:
-    def __init__(self, url, model, requests=2000, seconds=300, workers=4, key=None, max_tokens=4, timeout=30):
+    def __init__(self, url, model, requests=2000, seconds=300, workers=4, key=None, max_tokens=4, timeout=30, prompt="steady load"):
+        """``prompt``: one prompt for every request, or a function of the request's number (a shared-prefix workload:
+        the same long prefix and a suffix of its own, so each request stores new blocks and looks them up)."""
         self.url = url.rstrip("/") + "/v1/completions"
-        self.body = json.dumps({"model": model, "prompt": "steady load", "max_tokens": max_tokens}).encode()
+        self.prompt, self.model, self.max_tokens = prompt, model, max_tokens
         self.headers = {"Content-Type": "application/json"}
         if key:
             self.headers["Authorization"] = "Bearer " + key
@@ -56,7 +58,7 @@ class Load:
         with self.lock:
             if self.stop.is_set() or len(self.results) >= self.limit or time.monotonic() - self.started > self.seconds:
                 return None
-            entry = {"start": time.monotonic() - self.started}
+            entry = {"start": time.monotonic() - self.started, "number": len(self.results)}
             self.results.append(entry)
             return entry
 
@@ -65,7 +67,9 @@ class Load:
             entry = self._claim()
             if entry is None:
                 return
-            request = urllib.request.Request(self.url, data=self.body, headers=self.headers)
+            prompt = self.prompt(entry["number"]) if callable(self.prompt) else self.prompt
+            body = json.dumps({"model": self.model, "prompt": prompt, "max_tokens": self.max_tokens}).encode()
+            request = urllib.request.Request(self.url, data=body, headers=self.headers)
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                     text = json.loads(answer.read().decode()).get("choices", [{}])[0].get("text")

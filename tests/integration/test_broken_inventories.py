@@ -137,6 +137,25 @@ CASES = [
      "ascend_driver_profile a2_ucm is for a2 hardware, but vllm_engine_hardware is h100"),
     ("kv-pool-switch-misspelt", "pd_pool_a2", set_in(["llmops_kv_pool_backend"], "mooncak"), None,
      "llmops_kv_pool_backend must be one of: none, mooncake, memcache, got: mooncak"),
+    # Mooncake HA (issue 22)
+    ("ha-one-master", "pd_pool_a2", set_in(["mooncake_master_ha"], {"hosts": ["pd_pool_a2_p0"], "etcd_endpoints": ["192.0.2.9:2379"]}),
+     None, "cluster pd_pool_a2: mooncake_master_ha.hosts: HA needs two or more masters, got only pd_pool_a2_p0. Fix: name a "
+     "second host for a standby master"),
+    ("ha-even-etcd", "pd_pool_a2", set_in(["mooncake_master_ha"], {"hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1"],
+                                                                   "etcd_hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1"]}),
+     None, "mooncake_master_ha.etcd_hosts: 2 members: an even count has no better quorum than one member less. Fix: list an "
+     "odd number of hosts, three or more"),
+    ("ha-etcd-twice", "pd_pool_a2", set_in(["mooncake_master_ha"], {"hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1"],
+                                                                    "etcd_endpoints": ["192.0.2.9:2379"],
+                                                                    "etcd_hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1", "pd_pool_a2_d0"]}),
+     None, "mooncake_master_ha: gives both etcd_endpoints (an etcd you run) and etcd_hosts (members the collection deploys)"),
+    ("ha-cluster-id-differs", "pd_pool_a2", set_in(["mooncake_master_ha"], {
+        "hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1"], "etcd_endpoints": ["192.0.2.9:2379"], "cluster_id": "pool-a"}),
+     {"pd_pool_a2_p0": {"vllm_engine_role_env": {"prefill": {"MC_STORE_CLUSTER_ID": "pool-b"}}},
+      "pd_pool_a2_p1": {"vllm_engine_role_env": {"prefill": {"MC_STORE_CLUSTER_ID": "pool-b"}}},
+      "pd_pool_a2_d0": {"vllm_engine_role_env": {"prefill": {"MC_STORE_CLUSTER_ID": "pool-b"}}},
+      "pd_pool_a2_d1": {"vllm_engine_role_env": {"prefill": {"MC_STORE_CLUSTER_ID": "pool-b"}}}},
+     "vllm_engine_role_env.prefill: MC_STORE_CLUSTER_ID is 'pool-b' but the masters run with cluster id 'pool-a'"),
     ("removed-variable", "dp_a2", set_in(["vllm_engine_ready_timeout"], 60), None,
      "vllm_engine_ready_timeout was removed (set on dp_a2_node0, dp_a2_node1). Fix: use container_launch_ready_timeout"),
 ]

@@ -121,3 +121,38 @@ def test_without_a_directory_it_stops_before_planning(tmp_path):
     assert result.returncode != 0
     assert "llmops_monitoring_dir is not set. Fix: add -e llmops_monitoring_dir=" in result.output
     assert "Describe this node" not in result.output
+
+
+HA = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2_ha"
+
+
+def test_ha_masters_get_the_no_leader_and_no_standby_alerts(tmp_path, promtool):
+    """pd_pool_a2 with its masters in HA (the harness overlay, planned without a host): masters and etcd members are
+    targets labelled llmops_ha, and the rules fire on Mooncake's ha_standby_state (0: the leader, 3: a standby)."""
+    result = run_playbook("monitoring.yml", LAB, "-i", str(HA), "-i", str(NO_CONNECT), "-e", "llmops_cluster=pd_pool_a2",
+                          "-e", "llmops_monitoring_dir=%s" % tmp_path)
+    assert "TRIPWIRE" not in result.output
+    targets = json.loads((tmp_path / "pd_pool_a2-targets.json").read_text())
+    ha = sorted((group["labels"]["llmops_ha"], group["targets"][0]) for group in targets if "llmops_ha" in group["labels"])
+    assert ha == [("etcd", "192.0.2.61:2379"), ("etcd", "192.0.2.62:2379"), ("etcd", "192.0.2.63:2379"),
+                  ("mooncake_master", "192.0.2.61:9003"), ("mooncake_master", "192.0.2.62:9003")]
+    rules = tmp_path / "pd_pool_a2-rules.yml"
+    described = {rule["alert"]: rule["annotations"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
+    p0, p1 = [group for group in targets if group["labels"].get("llmops_ha") == "mooncake_master"]
+
+    def fired(name, severity):
+        return {"exp_labels": {"severity": severity}, "exp_annotations": described[name]}
+
+    test = {"rule_files": [rules.name], "evaluation_interval": "1m", "tests": [
+        {"interval": "1m",  # the standby dies at 2m (a failed scrape marks its series stale): no standby from then on, the leader keeps leading
+         "input_series": [series("ha_standby_state", p0, "0x8"), series("ha_standby_state", p1, "3 3 stale")],
+         "alert_rule_test": [alerts("LlmopsPoolNoStandby", "2m"), alerts("LlmopsPoolNoStandby", "4m", fired("LlmopsPoolNoStandby", "warning")),
+                             alerts("LlmopsPoolNoLeader", "6m")]},
+        {"interval": "1m",  # the leader dies at 3m and the standby stays one: no leader
+         "input_series": [series("ha_standby_state", p0, "0 0 0 stale"), series("ha_standby_state", p1, "3x8")],
+         "alert_rule_test": [alerts("LlmopsPoolNoLeader", "3m"), alerts("LlmopsPoolNoLeader", "5m", fired("LlmopsPoolNoLeader", "critical")),
+                             alerts("LlmopsPoolNoStandby", "6m")]},
+    ]}
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    checked = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

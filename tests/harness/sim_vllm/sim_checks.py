@@ -65,6 +65,19 @@ def check_reachable(address, what):
     die("%s %s is not reachable" % (what, address))
 
 
+def check_master(address):
+    """The master (host:port), or in HA mode the etcd its store client reads the leader from (etcd://h1:p1;h2:p2,
+    any member): the client fails without one. With etcd, MC_STORE_CLUSTER_ID must name the masters' cluster (the
+    real client finds "No master is available" otherwise, checked by it at setup)."""
+    if not address.startswith("etcd://"):
+        check_reachable(address, "Mooncake master")
+        return
+    endpoints = [e for e in address[len("etcd://"):].split(";") if e]
+    if not endpoints or any(":" not in e for e in endpoints):
+        die("Mooncake master_server_address %r: etcd:// needs host:port endpoints separated by ';'" % address)
+    check_reachable(endpoints[0], "etcd of the Mooncake masters")
+
+
 def check_kv_config(config, dp_rank, tp):
     """Validate the connector tree; return (role, engine_id, mooncake kv_port, ucm config, pool backend)."""
     info = {"role": None, "engine_id": config.get("engine_id"), "kv_port": None, "ucm": None, "pool": None}
@@ -93,7 +106,7 @@ def check_kv_config(config, dp_rank, tp):
             path = os.environ.get("MOONCAKE_CONFIG_PATH")
             if path:
                 mooncake = json.loads(pathlib.Path(path).read_text())
-                check_reachable(mooncake["master_server_address"], "Mooncake master")
+                check_master(mooncake["master_server_address"])
         elif name == "AscendStoreConnector":
             if not isinstance(extra.get("lookup_rpc_port"), int):
                 die("%s: AscendStoreConnector needs an integer lookup_rpc_port" % where)

@@ -93,6 +93,24 @@ def test_a_restarted_pool_service_restarts_the_engines_after_it_in_their_waves()
     assert sum(len(mine["stop"]) for mine in first["hosts"].values()) == len(engines)
 
 
+def test_ha_masters_and_etcd_members_restart_alone_and_roll_one_at_a_time():
+    """Mooncake masters in HA hand over to a standby: no engine restarts for one (issue 22), and changed running
+    masters or etcd members roll one by one, each waited for, so a leader and a quorum stay."""
+    specs, waves = cluster(seeds.pd_pool_a2())
+    hosts = sorted({s["host"] for s in specs})
+    ha = [launch.new_spec(name="mooncake-etcd", host=h, image="etcd", command=["etcd"], wave=waves[0],
+                          meta={"kind": "pool_store", "ha": {"service": "etcd"}}) for h in hosts[:3]]
+    ha += [launch.new_spec(name="mooncake-master", host=h, image="mc", command=["mooncake_master"], wave=waves[1],
+                           meta={"kind": "pool_service", "ha": {"service": "mooncake_master"}}) for h in hosts[:2]]
+    specs = ha + specs
+    plan = rollout.launch_steps(states(specs, {"mooncake-master": "missing"}), specs, waves)
+    assert started(plan) == ["mooncake-master", "mooncake-master"] and all(not step["stop"] for step in plan["steps"])
+    changed = rollout.launch_steps(states(specs, {"mooncake-master": "changed", "mooncake-etcd": "changed"}), specs, waves)
+    rolled = [(step["start"], sorted(step["hosts"])) for step in changed["steps"] if step["start"]]
+    assert rolled == [(["mooncake-etcd"], [h]) for h in hosts[:3]] + [(["mooncake-master"], [h]) for h in hosts[:2]]
+    assert all(step["rolling"] and step["wait"] == step["start"] for step in changed["steps"] if step["start"])
+
+
 def test_changed_running_groups_roll_one_at_a_time_in_start_order():
     specs, waves = cluster(seeds.pd_a2())
     engines = [s["name"] for s in specs if s["command"][:2] == ["vllm", "serve"]]

@@ -67,3 +67,33 @@ def test_parse_inspect():
     text = "/vllm-decode-dp0\t2026-11-30T06:00:00.1Z\t2\tllmops-engine:test\n"
     expected = {"started_at": "2026-11-30T06:00:00.1Z", "restart_count": 2, "image": "llmops-engine:test"}
     assert parse_inspect(text) == {"vllm-decode-dp0": expected}
+
+
+HA_SPECS = [dict(name=name, host=host, image="img:1", command=[], meta={"kind": kind, "ha": {"service": service}})
+            for name, host, kind, service in [("mooncake-etcd", h, "pool_store", "etcd") for h in ("p0", "p1", "d0")]
+            + [("mooncake-master", h, "pool_service", "mooncake_master") for h in ("p0", "p1")]]
+
+
+def _ha_states(master_roles, etcd_roles):
+    states = {}
+    for spec in HA_SPECS:
+        roles = master_roles if spec["name"] == "mooncake-master" else etcd_roles
+        role = roles.get(spec["host"])
+        state = states.setdefault(spec["host"], {"status": {}, "extra": [], "containers": {}})
+        state["status"][spec["name"]] = "ok" if role else "stopped"
+        if role:
+            state["containers"][spec["name"]] = dict(_up(), ha_role=role)
+    return states
+
+
+def test_ha_masters_and_etcd_members_say_their_role_and_what_a_failure_would_stop():
+    healthy = cluster_status(_ha_states({"p0": "leader", "p1": "standby"}, {"p0": "leader", "p1": "follower", "d0": "follower"}), HA_SPECS)
+    assert healthy["degraded"] == []
+    assert sorted((r["host"], r["role"]) for r in healthy["rows"] if r["container"] == "mooncake-master") == [
+        ("p0", "master leader"), ("p1", "master standby")]
+    failed_over = cluster_status(_ha_states({"p1": "leader"}, {"p0": "leader", "p1": "follower"}), HA_SPECS)
+    assert "no standby Mooncake master (mooncake-master on p0 down, mooncake-master on p1 leader)" in failed_over["degraded"][-2]
+    assert failed_over["degraded"][-1].startswith("etcd member down: mooncake-etcd on d0 (2 of 3 answer")
+    leaderless = cluster_status(_ha_states({"p0": "warmup", "p1": "standby"}, {"p0": "leader"}), HA_SPECS)
+    assert any(p.startswith("no Mooncake master leads and serves") for p in leaderless["degraded"])
+    assert leaderless["degraded"][-1] == "etcd has no quorum: 1 of 3 members answer"

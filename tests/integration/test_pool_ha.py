@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The KV pool survives its master (issue 22): the lab's pd_pool_a2 with its Mooncake masters in HA on the
+pd_pool_a2 harness nodes (tests/harness/inventories/pd_pool_a2_ha): the real mooncake_master of the wheel on P0 and
+P1, a three-member etcd (Debian's etcd-server) on P0, P1 and D0, the simulated engines using the real Mooncake store
+client through etcd://. Under a bounded shared-prefix load through the front door, the leader is killed (-9): a
+standby takes over, no engine restarts, and blocks stored before the kill are still found (Mooncake 0.3.13 keeps an
+oplog). Then an etcd member is killed (the cluster keeps serving), a re-run brings both back (the master as a
+standby, engines untouched), and a second re-run changes nothing. Figures are printed."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+
+import pytest
+
+from conftest import LAB, ROOT, run_playbook
+from harness import containers, http_json, http_text, metric, node_docker, node_exec, nodes, wait_until
+
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+from load import Load  # noqa: E402  pylint: disable=wrong-import-position
+
+INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
+HA = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2_ha"
+ON = ("-i", str(INVENTORY), "-i", str(HA))
+NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
+         "pd_pool_a2_d0": "llmops-pool-a2-d0", "pd_pool_a2_d1": "llmops-pool-a2-d1"}
+MASTERS = {"pd_pool_a2_p0": "10.213.7.61", "pd_pool_a2_p1": "10.213.7.62"}
+PROXY = "http://10.213.7.61:8081"
+PREFILL_API = {"pd_pool_a2_p0": "http://10.213.7.61:9081", "pd_pool_a2_p1": "http://10.213.7.62:9082"}
+EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
+SHARED = " ".join("shared%d" % (i % 89) for i in range(256))  # two 128-token blocks every request finds locally
+
+
+def shared_prefix(number):
+    """The load's prompt: the shared prefix and a block of its own, which the engine looks up in the pool and puts."""
+    return SHARED + " " + " ".join("r%d_%d" % (number, i) for i in range(128))
+
+
+def deploy(*extra):
+    return run_playbook("pd_pool_a2.yml", LAB, *ON, *extra)
+
+
+def started():
+    """{host/container: StartedAt} of the cluster's containers on every node."""
+    return {"%s/%s" % (host, name): when for host, node in NODES.items()
+            for name, (when, _up) in containers(node, "pd_pool_a2").items()}
+
+
+def roles():
+    """{host: the master's role now} (leader, warmup, standby, or down)."""
+    found = {}
+    for host, address in MASTERS.items():
+        try:
+            health = http_json("http://%s:9003/health" % address, timeout=2)
+            found[host] = "warmup" if health["role"] == "leader" and not health["service_ready"] else health["role"]
+        except OSError:
+            found[host] = "down"
+    return found
+
+
+def leader():
+    (host,) = [host for host, role in roles().items() if role == "leader"]
+    return host
+
+
+def external_hits(host):
+    return metric(http_text(PREFILL_API[host] + "/metrics"), EXTERNAL_HITS)
+
+
+def complete(url, prompt):
+    return http_json(url + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 2})
+
+
+@pytest.fixture(scope="module")
+def ha_cluster():
+    nodes(INVENTORY, "up")
+    result = deploy()
+    yield result
+    run_playbook("teardown.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_confirm_teardown=pd_pool_a2",
+                 "-e", "llmops_purge=true", check=False)
+    nodes(INVENTORY, "down")
+
+
+def test_one_leader_serves_a_standby_is_ready_and_engines_find_each_others_blocks(ha_cluster):
+    now = roles()
+    assert sorted(now.values()) == ["leader", "standby"]
+    # what monitoring's LlmopsPoolNoLeader / NoStandby read: the real master's ha_standby_state, 0 leading, 3 watching
+    states = {host: metric(http_text("http://%s:9003/metrics" % MASTERS[host]), "ha_standby_state") for host in MASTERS}
+    assert {now[host]: state for host, state in states.items()} == {"leader": 0, "standby": 3}
+    members = http_json("http://10.213.7.63:2379/v3/cluster/member/list", {})["members"]
+    assert sorted(m["name"] for m in members) == ["etcd-pd-pool-a2-d0", "etcd-pd-pool-a2-p0", "etcd-pd-pool-a2-p1"]
+    shown = run_playbook("status.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", check=False)
+    assert shown.returncode == 0, shown.output[-3000:]
+    assert sorted(re.findall(r"mooncake-master\s+master (\w+)", shown.output)) == ["leader", "standby"]
+    assert len(re.findall(r"mooncake-etcd\s+etcd (?:leader|follower)", shown.output)) == 3
+    result = run_playbook("verify.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", check=False)
+    assert result.returncode == 0, result.output[-3000:]
+    assert "KV pool shared: vllm-ascend-prefill-dp1 found the blocks vllm-ascend-prefill-dp0 stored" in result.output
+    assert sorted(re.findall(r"mooncake-master \(pd_pool_a2_p\d\)\s+master (\w+)\s+ok", result.output)) == ["leader", "standby"]
+
+
+def test_killing_the_leader_under_load_hands_over_to_the_standby_and_restarts_no_engine(ha_cluster):
+    before, old = started(), leader()
+    standby = next(host for host in MASTERS if host != old)
+    # blocks stored through P0's prefill before the kill, looked up from P1's after it
+    kept = " ".join("kept%d" % i for i in range(512))
+    complete(PREFILL_API["pd_pool_a2_p0"], kept)
+    with Load(PROXY, model="glm", requests=3000, seconds=120, workers=4, prompt=shared_prefix, timeout=60) as load:
+        time.sleep(3)
+        killed = time.monotonic()
+        node_docker(NODES[old], "kill", "-s", "KILL", "mooncake-master")
+        wait_until(lambda: roles()[standby] == "leader", 60, "the standby on %s leading and serving" % standby)
+        took = time.monotonic() - killed
+        time.sleep(10)  # the clients re-read the leader and go on
+    report = load.report("kill -9 of the leading master")
+    print(report["line"])
+    print("failover: %s led and served %.1f s after the leader on %s was killed" % (standby, took, old))
+    hits_before = external_hits("pd_pool_a2_p1")
+    complete(PREFILL_API["pd_pool_a2_p1"], kept)
+    found = external_hits("pd_pool_a2_p1") - hits_before
+    print("blocks stored before the failover, found after it by the other prefill engine: %d of 512 tokens" % found)
+    after = started()
+    engines = [key for key in before if "/vllm-ascend-" in key or key.endswith("/pd-proxy")]
+    assert [key for key in engines if after[key] != before[key]] == []  # no engine and not the proxy restarted
+    # serving never stopped: at most the pool calls in flight at the kill fail, one per worker
+    assert report["failed"] <= 4, report["line"]
+    late = [r for r in load.results if "end" in r and r["start"] > took + 3 and not r.get("error")]
+    assert late, "nothing answered after the failover"
+    assert found > 0  # the installed Mooncake (0.3.13.post1) replicates the metadata through its oplog
+
+
+def test_a_dead_etcd_member_stops_nothing_and_a_rerun_brings_back_what_died_and_nothing_else(ha_cluster):
+    node_docker(NODES["pd_pool_a2_d0"], "kill", "-s", "KILL", "mooncake-etcd")
+    with Load(PROXY, model="glm", requests=400, seconds=30, workers=4, prompt=shared_prefix) as load:
+        load.wait()
+    report = load.report("one etcd member dead")
+    print(report["line"])
+    assert report["failed"] == 0 and report["sent"] > 0
+    shown = run_playbook("status.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", check=False)
+    assert "etcd member down: mooncake-etcd on pd_pool_a2_d0" in shown.output
+    assert "no standby Mooncake master" in shown.output  # the killed leader of the test before
+    before = started()
+    result = deploy()
+    changed = {key for key, when in started().items() if when != before.get(key)}
+    assert changed == {"pd_pool_a2_d0/mooncake-etcd", next("%s/mooncake-master" % h for h in MASTERS if roles()[h] == "standby")}, \
+        result.output[-3000:]
+    assert sorted(roles().values()) == ["leader", "standby"]  # the killed master is back as the standby
+    again = started()
+    deploy()
+    assert started() == again  # a re-run afterwards changes nothing
+
+
+def test_a_purged_teardown_removes_the_etcd_data_and_an_unpurged_one_keeps_it(ha_cluster):
+    data = "/var/lib/llmops/etcd"
+    assert node_exec(NODES["pd_pool_a2_p0"], "test", "-d", data + "/member").returncode == 0
+    run_playbook("teardown.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_confirm_teardown=pd_pool_a2")
+    assert node_exec(NODES["pd_pool_a2_p0"], "test", "-d", data + "/member").returncode == 0
+    run_playbook("teardown.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_confirm_teardown=pd_pool_a2",
+                 "-e", "llmops_purge=true")
+    assert node_exec(NODES["pd_pool_a2_p0"], "test", "-e", data).returncode != 0
+    assert json.dumps(started()) == "{}"

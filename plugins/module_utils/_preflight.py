@@ -11,11 +11,13 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_fabric import fabric_applies, ping_rows, tls_rows
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_host import check_host
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_inputs import pull_outcomes
+from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool import pool_ha_checks
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import row, table
 
 
 def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):
-    """{"rows": problem rows of every host, "table": printable, "summary": lines, "matrix": ping lines}."""
+    """{"rows": problem rows of every host, "table": printable, "summary": lines, "matrix": ping lines, "warnings": what
+    the operator should know but need not fix (what a failover of HA masters keeps)}."""
     rows, lines = [], []
     options = dict(options or {}, fabric=fabric_applies(plan, specs))
     by_host = {}
@@ -37,4 +39,6 @@ def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=Non
         rows += tls_rows(facts_by_host, specs)
         ping_problems, matrix = ping_rows(pings_by_host or {})
         rows += ping_problems
-    return {"rows": rows, "table": table(rows), "summary": lines, "matrix": matrix}
+    pool_rows, warnings = pool_ha_checks(facts_by_host, specs)
+    rows += pool_rows
+    return {"rows": rows, "table": table(rows), "summary": lines, "matrix": matrix, "warnings": warnings}

@@ -39,7 +39,13 @@ def model_dirs(specs):
 def gather_inputs(specs, created=()):
     """What node_facts needs for a host: the paths to look at (with the UCM storage, for its free space), the NPUs
     whose fabric to read."""
-    return {"paths": sorted(set(wanted_paths(specs, created)) | set(ucm_storage(specs))), "npus": visible_devices(specs)}
+    return {"paths": sorted(set(wanted_paths(specs, created)) | set(ucm_storage(specs))), "npus": visible_devices(specs),
+            "etcd": etcd_endpoints(specs)}
+
+
+def etcd_endpoints(specs):
+    """host:port of the etcd the cluster's HA masters elect their leader in (every host must reach it)."""
+    return sorted({endpoint for spec in specs for endpoint in (spec_meta.ha(spec) or {}).get("etcd") or []})
 
 
 def wanted_paths(specs, created=()):

@@ -151,8 +151,9 @@ def launch_steps(states, specs, waves, machines=None):
     """The steps of a deploy run: what each starts and restarts, what it waits for, and why.
 
     ``states``: {host: container_state result}, with ``status`` (ok, changed, stopped, missing),
-    ``restart`` (same spec, mounted config file rewritten), ``running`` and ``changes`` ({name: [what
-    changed]}). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
+    ``restart`` (same spec, mounted config file rewritten), ``running``, ``changes`` ({name: [what
+    changed]}) and ``ha_roles`` ({name: leader, standby, follower...} of its running services in HA: the leader rolls
+    last). ``specs``: every launch spec of the cluster. ``waves``: the start waves in order.
 
     ``machines``: {host: machine}, for inventory hosts that share one machine (two instances on one server): a
     container one of them plans is no other's to retire. Each state's ``extra`` lists the cluster's containers no
@@ -209,6 +210,9 @@ def launch_steps(states, specs, waves, machines=None):
     retire = _retired(states, specs, machines or {})
     lines += ["before step 1: retire %s on %s (no spec of the plan names it): the front door's members the plan no longer "
               "has are taken out and drained first" % (name, host) for host, names in sorted(retire.items()) for name in names]
+    # each host's services in HA that lead now (container_state's ha_roles): {host/name}
+    leaders = {"%s/%s" % (host, name) for host, state in states.items() for name, now in ((state or {}).get("ha_roles") or {}).items()
+               if now == "leader"}
     proxy = members.proxy_of(specs)
     door = None
     # the running proxy as planned: one about to restart runs other settings (keys, TLS) than its spec says, and
@@ -223,7 +227,9 @@ def launch_steps(states, specs, waves, machines=None):
         # port, an API key added or removed): it is waited for in its own step, once recreated
         settled = [s for s in in_wave if dp_group(s) not in rolling]
         parts = [(first, settled, False, stop if wave == stop_wave else ())]
-        parts += [(groups[group], groups[group], True, ()) for group in _ordered(dp_group(s) for s in in_wave) if group in rolling]
+        # services in HA roll their leader last (Mooncake masters, etcd members): one failover, not one per step
+        rolled = sorted((group for group in _ordered(dp_group(s) for s in in_wave) if group in rolling), key=lambda g: g in leaders)
+        parts += [(groups[group], groups[group], True, ()) for group in rolled]
         for start, wait, rolled, stopped in parts:
             step = _step(wave, start, wait, status, rewritten, rolled, stopped)
             if door:

@@ -96,9 +96,14 @@ changes:
     flag, env var, mount, device, config file), one line each.
   returned: success
   type: dict
+ha_roles:
+  description: By name of each running service in HA (Mooncake masters, etcd members), its role now - leader, warmup,
+    standby, follower or down. Deploy rolls the leader last.
+  returned: success
+  type: dict
 containers:
   description: With O(details), by container name (specs' and extra ones) - state, status, started_at, restart_count,
-    image, and ready (the readiness probe passes now).
+    image, ready (the readiness probe passes now), and ha_role for a service in HA.
   returned: success and details
   type: dict
 """
@@ -130,6 +135,8 @@ def main():
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
     result = compare(specs, hashes, running, module.params["changed_files"], module.params["neighbours"])
     result["changes"], diff = changes(module, docker, specs, result)
+    # the running services in HA that lead now: deploy rolls them last (one failover)
+    result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}
     if module.params["details"]:
         result["containers"] = details(module, docker, specs, running, result["running"])
     # "changed" when a container runs with other settings than planned, so --diff shows them

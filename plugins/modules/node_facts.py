@@ -27,6 +27,7 @@ description:
   - C(firewall) - C(nft) (its path or null), whether the table O(firewall_table) is loaded, and whether the file
     O(firewall_file) exists. With the host firewall off, deploy removes the collection's table and file only where
     either is there.
+  - C(etcd) - for each endpoint of O(etcd), whether this host reaches it and whether its C(/health) says healthy.
   - Reads only.
 author:
   - llmops.inference contributors (@llmops)
@@ -38,7 +39,7 @@ options:
     description: Which facts to gather.
     type: list
     elements: str
-    choices: [npu, gpu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping, firewall]
+    choices: [npu, gpu, docker, listeners, devices, paths, nic, images, memory, versions, fabric, ping, firewall, etcd]
     default: [npu]
   npus:
     description: The NPUs whose fabric to look at (C(fabric)) - C(hccn_tool -i N) link, net_health, ip and tls.
@@ -75,6 +76,11 @@ options:
     description: The rules file of that table (C(firewall)).
     type: str
     default: ""
+  etcd:
+    description: host:port client endpoints of the etcd of HA Mooncake masters (C(etcd)).
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -88,13 +94,14 @@ RETURN = r"""
 facts:
   description: By kind gathered - C(npu) with tool (path or null), version, devices (by NPU id - name, health) and
     processes (npu, pid, name, memory_mb); C(docker), C(listeners), C(devices), C(paths), C(nic), C(images),
-    C(memory), C(versions), C(firewall) as described above.
+    C(memory), C(versions), C(firewall), C(etcd) as described above.
   returned: success
   type: dict
 """
 
 import concurrent.futures
 import glob
+import http.client
 import json
 import os
 import stat
@@ -103,6 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._npu import (
     HCCN_QUERIES, TOOL_PATHS, parse_hccn, parse_npu_smi_info, parse_ping)
 
@@ -252,6 +260,19 @@ def firewall_facts(module, table, path):
     return {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
 
 
+def etcd_facts(endpoints):
+    """{endpoint: {reachable, healthy}}: etcd's /health is {"health": "true"} while its member sees a leader."""
+    found = {}
+    for endpoint in endpoints:
+        try:
+            status, body = http_get("http://%s/health" % endpoint, timeout=3)
+            healthy = status == 200 and str(json.loads(body).get("health")) == "true"
+            found[endpoint] = {"reachable": True, "healthy": healthy}
+        except (OSError, http.client.HTTPException, ValueError):
+            found[endpoint] = {"reachable": False, "healthy": False}
+    return found
+
+
 def parallel(module, commands):
     """run_command results of the commands, in order, at most 8 at a time: hccn_tool answers each query
     after a round trip to the NPU, and a node has 8 or 16 NPUs of 4 queries each."""
@@ -272,7 +293,7 @@ def main():
         argument_spec=dict(
             gather=dict(type="list", elements="str", default=["npu"],
                         choices=["npu", "gpu", "docker", "listeners", "devices", "paths", "nic", "images", "memory", "versions", "fabric",
-                                 "ping", "firewall"]),
+                                 "ping", "firewall", "etcd"]),
             npus=dict(type="list", elements="int", default=[]),
             ping=dict(type="list", elements="dict", default=[]),
             cluster=dict(type="str"),
@@ -281,6 +302,7 @@ def main():
             images=dict(type="list", elements="str", default=[]),
             firewall_table=dict(type="str", default=""),
             firewall_file=dict(type="str", default=""),
+            etcd=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
@@ -316,6 +338,8 @@ def main():
         facts["ping"] = ping_facts(module, module.params["ping"])
     if "firewall" in gather:
         facts["firewall"] = firewall_facts(module, module.params["firewall_table"], module.params["firewall_file"])
+    if "etcd" in gather:
+        facts["etcd"] = etcd_facts(module.params["etcd"])
     module.exit_json(changed=False, facts=facts)
 
 

@@ -111,3 +111,33 @@ def test_the_readiness_probe_asks_a_standby_master_and_its_peers(monkeypatch):
     assert not _readiness.probe(None, spec)
     answers["http://b:9003/health"] = b'{"role":"leader","service_ready":true}'
     assert _readiness.probe(None, spec)
+
+
+def _master(etcd, deployed, oplog=True, version="0.3.13.post1"):
+    return {"name": "mooncake-master", "host": "p0", "meta": {"kind": "pool_service", "ha": {
+        "service": "mooncake_master", "etcd": etcd, "etcd_deployed": deployed, "oplog": oplog, "version": version}}}
+
+
+def _facts(**by_host):
+    return {host: {"facts": {"etcd": {ep: {"reachable": state != "down", "healthy": state == "ok"} for ep, state in seen.items()}}}
+            for host, seen in by_host.items()}
+
+
+def test_preflight_wants_every_host_to_reach_an_etcd_the_operator_runs_and_a_quorum():
+    from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool import pool_ha_checks
+    eps = ["e1:2379", "e2:2379", "e3:2379"]
+    rows, warnings = pool_ha_checks(_facts(p0={e: "ok" for e in eps}, d0={"e1:2379": "ok", "e2:2379": "down", "e3:2379": "ok"}),
+                                    [_master(eps, False)])
+    assert [(r["host"], r["check"], r["found"]) for r in rows] == [("d0", "etcd", "e2:2379 does not answer")] and warnings == []
+    rows, _warnings = pool_ha_checks(_facts(p0={"e1:2379": "ok", "e2:2379": "down", "e3:2379": "sick"}), [_master(eps, False)])
+    assert rows[-1]["check"] == "etcd quorum" and rows[-1]["found"] == "1 of 3 members healthy"
+
+
+def test_preflight_of_deployed_members_waits_for_them_to_run_and_warns_what_a_failover_loses():
+    from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool import pool_ha_checks
+    eps = ["a:2379", "b:2379", "c:2379"]
+    first_deploy, warnings = pool_ha_checks(_facts(p0={e: "down" for e in eps}), [_master(eps, True, oplog=False, version="0.3.11.post1")])
+    assert first_deploy == [] and "0.3.11.post1 keeps no oplog" in warnings[0] and "not found again" in warnings[0]
+    rerun, said = pool_ha_checks(_facts(p0={"a:2379": "ok", "b:2379": "down", "c:2379": "down"}), [_master(eps, True)])
+    assert rerun == [] and said == ["etcd: 1 of 3 members healthy (b:2379, c:2379 not); this deploy restarts the dead ones"]
+    assert pool_ha_checks(_facts(p0={}), []) == ([], [])

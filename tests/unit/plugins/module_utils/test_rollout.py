@@ -109,6 +109,14 @@ def test_ha_masters_and_etcd_members_restart_alone_and_roll_one_at_a_time():
     rolled = [(step["start"], sorted(step["hosts"])) for step in changed["steps"] if step["start"]]
     assert rolled == [(["mooncake-etcd"], [h]) for h in hosts[:3]] + [(["mooncake-master"], [h]) for h in hosts[:2]]
     assert all(step["rolling"] and step["wait"] == step["start"] for step in changed["steps"] if step["start"])
+    # the leaders roll last, so a roll fails over once
+    states_now = states(specs, {"mooncake-master": "changed", "mooncake-etcd": "changed"})
+    states_now[hosts[0]]["ha_roles"] = {"mooncake-master": "leader", "mooncake-etcd": "leader"}
+    states_now[hosts[1]]["ha_roles"] = {"mooncake-master": "standby", "mooncake-etcd": "follower"}
+    led = rollout.launch_steps(states_now, specs, waves)
+    order = [(step["start"][0], sorted(step["hosts"])[0]) for step in led["steps"] if step["start"]]
+    assert order == [("mooncake-etcd", hosts[1]), ("mooncake-etcd", hosts[2]), ("mooncake-etcd", hosts[0]),
+                     ("mooncake-master", hosts[1]), ("mooncake-master", hosts[0])]
 
 
 def test_changed_running_groups_roll_one_at_a_time_in_start_order():

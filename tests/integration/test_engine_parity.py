@@ -26,6 +26,7 @@ import zipfile
 import pytest
 import yaml
 
+from ansible_collections.llmops.inference.plugins.module_utils._dashboard import PANEL_SERIES
 from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
 from conftest import ROOT
@@ -224,6 +225,22 @@ def test_metrics_have_every_series_the_alert_rules_read(engine):
         samples = [line for line in text.splitlines() if line.startswith(name + "{")]
         assert any('engine="0"' in line and 'model_name="tiny"' in line for line in samples), (name, samples)
         assert metric(text, name, engine="0", model_name="tiny") == 0
+
+
+def test_metrics_have_every_series_the_dashboard_reads_and_count_a_completion(engine):
+    """monitoring.yml's dashboard reads these series (histograms by their buckets); a completion of several tokens is
+    one more observation of time to first token and of time per output token, on both engines."""
+    def counts():
+        text = get(engine.url + "/metrics")
+        return [metric(text, name + "_count", engine="0", model_name="tiny")
+                for name in ("vllm:time_to_first_token_seconds", "vllm:request_time_per_output_token_seconds")], text
+
+    before, text = counts()
+    for name in PANEL_SERIES:
+        assert any(line.startswith(name + "{") and 'engine="0"' in line for line in text.splitlines()), name
+    get(engine.url + "/v1/completions", {"model": "tiny", "prompt": "count me", "max_tokens": 4, "ignore_eos": True})
+    after, _text = counts()
+    assert [b - a for a, b in zip(before, after)] == [1, 1]
 
 
 def flag_list_package():

@@ -108,6 +108,19 @@ def test_promtool_accepts_the_rules_and_they_fire_as_documented(tmp_path, promto
     assert fired.returncode == 0, fired.stdout + fired.stderr
 
 
+def test_the_dashboards_queries_are_valid_promql(tmp_path, promtool):
+    """Each panel's query of the dashboard monitoring.yml writes, as a recording rule that promtool checks; that each
+    returns data from a Prometheus scraping a running cluster is test_pool_recovery's."""
+    monitoring("pd_pool_a2", tmp_path)
+    board = json.loads((tmp_path / "pd_pool_a2-dashboard.json").read_text())
+    exprs = [target["expr"] for panel in board["panels"] for target in panel["targets"]]
+    assert [panel["title"] for panel in board["panels"]][-2:] == ["Mooncake pool", "Targets up"]
+    rules = {"groups": [{"name": "panels", "rules": [{"record": "llmops:panel_%d" % i, "expr": e} for i, e in enumerate(exprs)]}]}
+    (tmp_path / "panels.yml").write_text(yaml.safe_dump(rules))
+    checked = subprocess.run([promtool, "check", "rules", str(tmp_path / "panels.yml")], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0 and "SUCCESS: %d rules found" % len(exprs) in checked.stdout, checked.stdout + checked.stderr
+
+
 def test_a_cluster_without_pd_gets_no_balance_alert(tmp_path, promtool):
     targets, rules = monitoring("cpu_dp", tmp_path)
     assert [group["labels"]["llmops_container"] for group in targets] == ["vllm-cpu"]  # DP rank 1 is headless

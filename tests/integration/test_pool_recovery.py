@@ -4,7 +4,8 @@
 """Recovery of a KV-pool cluster: the lab's pd_pool_a2 (004 5.4, real mooncake_master) on
 four harness nodes. When the master dies, re-running deploy restarts it and then every engine
 (a restarted master has lost what they registered, Mooncake #2246), in the deployment's order;
-the proxy keeps running. A real Prometheus scrapes the cluster with monitoring.yml's targets."""
+the proxy keeps running. A real Prometheus scrapes the cluster with monitoring.yml's targets, and every query
+of its dashboard answers."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(clust
              "--web.listen-address=127.0.0.1:%d" % port], stdout=log, stderr=subprocess.STDOUT) as server:
         try:
             scraped(api, tmp_path)
+            panels_answer(api, tmp_path)
         finally:
             server.terminate()
 
@@ -114,6 +116,21 @@ def scraped(api, tmp_path):
             break
         time.sleep(1)
     assert len(rules) == 5 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
+
+
+def panels_answer(api, tmp_path):
+    """Every PromQL expression of the dashboard monitoring.yml wrote returns data from this Prometheus (the rates and
+    quantiles once two scrapes are in their window; a quantile of no new requests is NaN, still an answer)."""
+    board = json.loads((tmp_path / "pd_pool_a2-dashboard.json").read_text())
+    expressions = [(panel["title"], target["expr"]) for panel in board["panels"] for target in panel["targets"]]
+    assert len(expressions) >= 12
+    deadline, empty = time.monotonic() + 60, expressions
+    while empty and time.monotonic() < deadline:
+        time.sleep(1)
+        empty = [(title, expr) for title, expr in empty
+                 if not http_json(api + "query?query=" + urllib.parse.quote(expr))["data"]["result"]]
+    assert empty == [], empty
+    print("dashboard: %d panel queries of %d panels answered" % (len(expressions), len(board["panels"])))
 
 
 MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC and metrics ports (mooncake_master role)

@@ -15,6 +15,35 @@ from sim_cli import log
 from sim_kv import Blocks, kv_pool
 
 
+# vLLM 0.32's buckets (vllm/v1/metrics/buckets.py): TIME_TO_FIRST_TOKEN_BUCKETS, INTER_TOKEN_LATENCY_BUCKETS
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+                160.0, 640.0, 2560.0)
+TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+
+
+class Histogram:
+    """A Prometheus histogram as prometheus_client renders it: cumulative _bucket{le}, _count and _sum."""
+
+    def __init__(self, name, buckets):
+        self.name, self.buckets = name, buckets
+        self.counts, self.count, self.total = [0] * len(buckets), 0, 0.0
+        self.lock = threading.Lock()
+
+    def observe(self, value):
+        with self.lock:
+            for index, bound in enumerate(self.buckets):
+                if value <= bound:
+                    self.counts[index] += 1
+            self.count += 1
+            self.total += value
+
+    def lines(self, labels):
+        with self.lock:
+            found = ['%s_bucket{%s,le="%s"} %d' % (self.name, labels, bound, count) for bound, count in zip(self.buckets, self.counts)]
+            return found + ['%s_bucket{%s,le="+Inf"} %d' % (self.name, labels, self.count),
+                            "%s_count{%s} %d" % (self.name, labels, self.count), "%s_sum{%s} %s" % (self.name, labels, self.total)]
+
+
 class Engine:
     def __init__(self, args, kv, devices):
         self.args, self.kv = args, kv
@@ -32,6 +61,9 @@ class Engine:
         self.running = 0  # requests being answered: vllm:num_requests_running
         # seconds per output token (VLLM_SIM_TOKEN_SECONDS): a long request stays in flight, as a real one does
         self.token_seconds = float(os.environ.get("VLLM_SIM_TOKEN_SECONDS", "0"))
+        # vLLM's latency histograms (their names and buckets: vllm/v1/metrics/loggers.py), which the dashboard reads
+        self.ttft = Histogram("vllm:time_to_first_token_seconds", TTFT_BUCKETS)
+        self.tpot = Histogram("vllm:request_time_per_output_token_seconds", TPOT_BUCKETS)
 
     def metrics(self):
         """vLLM's names and labels (engine: the DP rank; model_name): requests in flight, KV cache usage, the
@@ -54,6 +86,7 @@ class Engine:
                  'vllm:prompt_tokens_by_source_total{%s,source="external_kv_transfer"} %d' % (labels, counters["external_hit"]),
                  'vllm:request_success_total{%s,finished_reason="length"} %d' % (labels, counters["requests"]),
                  "sim:remote_prefill_requests_total{%s} %d" % (labels, counters["remote_prefill"])]
+        lines += self.ttft.lines(labels) + self.tpot.lines(labels)
         if self.kv and self.kv.get("ucm"):
             lines += ["ucm:total_prefix_query_tokens_total{%s} %d" % (labels, counters["external_query"]),
                       "ucm:ucm_hit_tokens_total{%s} %d" % (labels, counters["external_hit"])]
@@ -69,6 +102,7 @@ class Engine:
                 self.running -= 1
 
     def _complete(self, body, chat):
+        started = time.monotonic()
         if body.get("model") not in (self.name, None):
             return 404, {"error": {"message": "The model `%s` does not exist." % body.get("model"), "code": 404}}
         prompt = body["messages"][-1]["content"] if chat else body.get("prompt", "")
@@ -104,7 +138,11 @@ class Engine:
                              "remote_block_ids": list(range(max(1, len(prompt.split()) // self.args.block_size))),
                              "remote_host": self.host_ip, "remote_port": self.side_channel}
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        first = time.monotonic()
+        self.ttft.observe(first - started)  # the prompt's blocks looked up (and the KV fetched): the first token
         time.sleep(max_tokens * self.token_seconds)
+        if max_tokens > 1:
+            self.tpot.observe((time.monotonic() - first) / (max_tokens - 1))
         text = " ".join("tok%d" % i for i in range(max_tokens))
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
                  "total_tokens": len(prompt.split()) + max_tokens}

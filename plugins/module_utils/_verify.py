@@ -65,21 +65,39 @@ def prefill_request(model, prompt):
                                    "remote_block_ids": None, "remote_host": None, "remote_port": None}}
 
 
-def greedy_request(model, prompt):
+def greedy_request(model, prompt, tokens=8):
     """A completion of 8 tokens, greedy and ignoring EOS (vLLM's): a sampled answer may be only the first bytes of a
     character, or end at once, which says nothing about the cluster; a greedy one is the same on every run."""
-    return {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True}
+    return {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0, "ignore_eos": True}
 
 
-def decode_request(model, prompt, kv_transfer_params):
+def decode_request(model, prompt, kv_transfer_params, tokens=8):
     """The decode half: the same prompt, greedy, with the prefill's kv_transfer_params."""
-    return dict(greedy_request(model, prompt), kv_transfer_params=kv_transfer_params)
+    return dict(greedy_request(model, prompt, tokens), kv_transfer_params=kv_transfer_params)
+
+
+def disagreement(pd_text, alone_text):
+    """Where a PD answer first differs from a prefill engine's own answer to the same greedy prompt, None when they
+    agree. Both are the same number of greedy tokens: a decode continuing from the prefill's KV answers what the
+    prefill alone does, unless P and D disagree on the KV's block_size or layout, which gives other text with
+    HTTP 200 (vllm-ascend #14545). {"at": character, "pd": what the PD answer has there, "alone": the other's}."""
+    if pd_text == alone_text:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(pd_text, alone_text)) if a != b), min(len(pd_text), len(alone_text)))
+    return {"at": at, "pd": pd_text[at:at + 24], "alone": alone_text[at:at + 24]}
+
+
+def disagreement_text(found, where, prefill, tokens):
+    return ("%s answers other text than %s alone to the same greedy prompt, from character %d (%r against %r), within "
+            "the first %d tokens: P and D disagree on the KV's block_size or layout (vllm-ascend #14545)"
+            % (where, prefill, found["at"], found["pd"], found["alone"], tokens))
 
 
 def pair_line(pair):
     """A report line of one prefill-decode pair's check."""
-    shown = "HTTP %s, %g prompt tokens from the prefill's KV, text %r" % (pair["status"] or "nothing", pair["loaded"],
-                                                                          (pair.get("text") or "")[:30])
+    shown = "HTTP %s, %g prompt tokens from the prefill's KV, text %r%s" % (
+        pair["status"] or "nothing", pair["loaded"], (pair.get("text") or "")[:30],
+        ", the prefill alone answers the same" if pair.get("same_as_alone") else "")
     tries = " (after %d tries: the first request of a pair opens its KV side channel)" % pair["attempts"] if pair["attempts"] > 1 else ""
     return "KV pair %s: %s%s%s" % (pair["pair"], "ok, " if pair["ok"] else "FAILED, ", shown if pair["ok"] else pair["why"], tries)
 
@@ -153,6 +171,9 @@ def report(checks, completion, counters, services, sharing=None, pairs=()):
             "%.0f ms" % (completion["ttft"] * 1000) if completion.get("ttft") is not None else "-",
             "%.0f ms" % (completion["seconds"] * 1000) if completion.get("seconds") is not None else "-",
             (completion.get("text") or "")[:40]))
+        if completion.get("alone"):
+            lines.append("the same greedy prompt to %s alone: %s" % (completion["alone"]["engine"], "the same answer"
+                         if completion["alone"]["same"] else "another answer (see the problems)"))
         warmup = completion.get("warmup")
         if warmup and not warmup["served"]:
             lines.append("the warm-up completion before it was not served (HTTP %s, %r): the first request between a "

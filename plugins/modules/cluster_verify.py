@@ -30,6 +30,8 @@ description:
     reported, and the pool services' own counters that moved.
   - With a KV pool, the ranks are asked one after another, so a rank after the first must find the prompt's blocks in
     the pool (its C(vllm:external_prefix_cache_hits_total) rises), which shows the pool shared (O(require_shared_pool)).
+  - In a PD cluster, the answer through the front door and each pair's decode answer must be the prefill engine's
+    own greedy answer to the same prompt (O(greedy_length)).
   - Fails naming every problem found; sends only requests, changes nothing.
 author:
   - llmops.inference contributors (@llmops)
@@ -74,6 +76,14 @@ options:
       - Set false only where the pool's data path cannot be reached (the test harness's simulated Memcache engines).
     type: bool
     default: true
+  greedy_length:
+    description:
+      - In a PD cluster, the greedy tokens a PD answer must share with a prefill engine's own answer to the same
+        prompt, through the front door and for every prefill-decode pair. A block_size or KV layout mismatch between
+        P and D gives other text with HTTP 200 (vllm-ascend issue 14545); a differing pair is named with where the answers
+        first differ.
+    type: int
+    default: 8
 """
 
 EXAMPLES = r"""
@@ -213,7 +223,7 @@ def refused_without_key(front_client, front, problems):
             front["name"], front["host"], code or "nothing", body[:120]))
 
 
-def one_pair(client, model, prefill, decode):
+def one_pair(client, model, prefill, decode, tokens=8):
     """The proxy's two requests, sent by verify itself to one prefill and one decode engine (one X-Request-Id for both,
     as the proxy does): the prefill keeps the prompt's KV and says where; the decode must load it and answer."""
     headers = {"X-Request-Id": "llmops-verify-" + uuid.uuid4().hex}
@@ -229,7 +239,8 @@ def one_pair(client, model, prefill, decode):
         return {"ok": False, "status": code, "loaded": 0, "why": "the prefill answered HTTP %s without kv_transfer_params: %s"
                 % (code or "nothing", body[:160])}
     before = metrics(client, [decode])[decode["name"]]
-    code, body, _seconds = client.post(verify.base_url(decode) + "/v1/completions", verify.decode_request(model, prompt, params), headers)
+    code, body, _seconds = client.post(verify.base_url(decode) + "/v1/completions", verify.decode_request(model, prompt, params, tokens),
+                                       headers)
     loaded = verify.deltas(before, metrics(client, [decode])[decode["name"]])[verify.EXTERNAL_HITS]
     try:
         text = "".join(choice.get("text") or "" for choice in json.loads(body)["choices"]) if code == 200 else ""
@@ -238,16 +249,34 @@ def one_pair(client, model, prefill, decode):
     ok = code == 200 and bool(text.strip()) and loaded > 0
     why = ("the decode answered HTTP %s: %s" % (code or "nothing", body[:160]) if code != 200 else
            "the decode answered no text" if not text.strip() else "the decode loaded no KV (%s did not rise)" % verify.EXTERNAL_HITS)
-    return {"ok": ok, "status": code, "loaded": loaded, "text": text, "why": None if ok else why}
+    result = {"ok": ok, "status": code, "loaded": loaded, "text": text, "why": None if ok else why}
+    if ok:  # the KV arrived: is it read as the prefill wrote it? The prefill alone must answer the same
+        alone = answer_text(client, verify.base_url(prefill), verify.greedy_request(model, prompt, tokens))
+        differs = verify.disagreement(text, alone) if alone is not None else None
+        result["same_as_alone"] = alone is not None and differs is None
+        if differs:
+            result.update(ok=False, why=verify.disagreement_text(differs, "the decode", "the prefill", tokens))
+    return result
 
 
-def pair_checks(client, found, problems):
+def answer_text(client, base, body):
+    """The text of a completion, None when there is none (not HTTP 200, no choices)."""
+    code, answer, _seconds = client.post(base + "/v1/completions", body)
+    try:
+        return "".join(choice.get("text") or "" for choice in json.loads(answer)["choices"]) if code == 200 else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def pair_checks(client, found, problems, tokens=8):
     """Every prefill instance with every decode instance (verify.kv_pairs); a pair's first request may fail while its
     KV side channel opens (NIXL's fixed 5 s handshake), so a failed pair is asked once more."""
     results = []
     for prefill, decode in verify.kv_pairs(found):
         for attempt in (1, 2):
-            result = one_pair(client, found["model"], prefill, decode)
+            result = one_pair(client, found["model"], prefill, decode, tokens)
+            if result.get("text") and not result["ok"] and result.get("same_as_alone") is False:
+                break  # the answers differ: asking again would not change that
             if result["ok"]:
                 break
         result.update(pair="%s -> %s" % (spec_meta.instance(prefill), spec_meta.instance(decode)), attempts=attempt,
@@ -258,13 +287,13 @@ def pair_checks(client, found, problems):
     return results
 
 
-def requests(client, found, problems, pd, front_client=None):
+def requests(client, found, problems, pd, front_client=None, tokens=8):
     """The streamed completion through the front (with the front door's key) and the long prompt sent twice,
     between two readings of the counters; adds what failed to problems."""
     front = found["front"]
     front_client = front_client or client
     refused_without_key(front_client, front, problems)
-    body = verify.greedy_request(found["model"], "The future of AI is")
+    body = verify.greedy_request(found["model"], "The future of AI is", tokens)
     # A warm-up first, reported but not judged: a decode engine opens its KV side channel to a prefill engine on
     # the first request between them, and vLLM's NIXL handshake gives the answer a fixed 5 s (base_worker.py,
     # RCVTIMEO 5000), which a loaded node can exceed; that request then fails while every later one is served.
@@ -279,6 +308,13 @@ def requests(client, found, problems, pd, front_client=None):
     if not answered:
         problems.append("a completion through %s on %s answered HTTP %s with %s" % (
             front["name"], front["host"], code or "nothing", "no text" if code == 200 else repr(text[:200])))
+    prefills = [spec for spec in found["api"] if spec_meta.role(spec) == "prefill"]
+    if pd and answered and prefills:  # the front door's PD answer against a prefill engine's own
+        alone = answer_text(client, verify.base_url(prefills[0]), body)
+        differs = verify.disagreement(text, alone) if alone is not None else None
+        completion["alone"] = {"engine": label(prefills[0]), "same": alone is not None and differs is None}
+        if differs:
+            problems.append(verify.disagreement_text(differs, "the completion through %s" % label(front), label(prefills[0]), tokens))
     prompt = verify.long_prompt(uuid.uuid4().hex[:12])
     refused = False
     for spec in found["counting"]:
@@ -297,7 +333,7 @@ def requests(client, found, problems, pd, front_client=None):
     services_after = metrics(client, found["services"])
     services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
     pooled = [s["name"] for s in found["counting"] if spec_meta.uses_pool(s)]
-    pairs = pair_checks(client, found, problems) if pd else []
+    pairs = pair_checks(client, found, problems, tokens) if pd else []
     return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting),
             "pairs": pairs}
 
@@ -312,6 +348,7 @@ def main():
             ca_path=dict(type="path"),
             timeout=dict(type="float", default=60),
             require_shared_pool=dict(type="bool", default=True),
+            greedy_length=dict(type="int", default=8),
         ),
         supports_check_mode=True,
     )
@@ -352,7 +389,7 @@ def main():
     result = {"counters": {}, "completion": None, "pool": None}
     if found["front"]:
         result = requests(client, found, problems, pd=planned["proxy"] is not None,
-                          front_client=front_client if found["front"] is found["proxy"] else client)
+                          front_client=front_client if found["front"] is found["proxy"] else client, tokens=module.params["greedy_length"])
     if module.params["require_shared_pool"] and result["pool"] and not result["pool"]["found"]:
         problems.append(verify.pool_line(result["pool"]))
     report = verify.report(checks, result["completion"], result["counters"], result.get("services") or {}, result["pool"],

@@ -65,6 +65,27 @@ def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     assert "mooncake-master (pd_pool_a2_p0)" in result.output
 
 
+def test_verify_names_the_pairs_whose_decode_reads_the_kv_otherwise_than_the_prefill_wrote(cluster):
+    """A decode that reads the prefill's KV with another layout answers other text with HTTP 200 (vllm-ascend #14545;
+    the simulator's VLLM_SIM_KV_LAYOUT_MISMATCH on decode): verify compares the greedy answers with the prefill's own
+    and names every pair and the front door; with the layouts equal again, it passes."""
+    garbled = {"vllm_engine_role_env": {"decode": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,pin_memory_expandable_segments:True",
+                                                   "VLLM_SIM_KV_LAYOUT_MISMATCH": "1"}}}
+    run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(garbled))
+    try:
+        result = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2", check=False)
+        assert result.returncode != 0
+        said = " ".join(result.output.split())
+        assert ("KV pair prefill -> decode (vllm-ascend-prefill-dp0 (pd_pool_a2_p0) to vllm-ascend-decode-dp0 (pd_pool_a2_d0)): "
+                "the decode answers other text than the prefill alone to the same greedy prompt, from character") in said
+        assert "the completion through pd-proxy (pd_pool_a2_p0) answers other text than vllm-ascend-prefill-dp0 (pd_pool_a2_p0) alone" in said
+    finally:
+        deploy()
+    result = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2", check=False)
+    assert result.returncode == 0 and "the same greedy prompt to vllm-ascend-prefill-dp0 (pd_pool_a2_p0) alone: the same answer" \
+        in result.output, result.output[-3000:]
+
+
 def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(cluster, tmp_path):
     """Debian's Prometheus, on loopback, reads the targets and rules monitoring.yml wrote for the harness
     inventory: every API engine and the real mooncake_master answer, the engines' series carry the labels,

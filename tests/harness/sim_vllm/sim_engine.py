@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import threading
@@ -19,6 +20,15 @@ from sim_kv import Blocks, kv_pool
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
                 160.0, 640.0, 2560.0)
 TPOT_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+
+
+def greedy_text(prompt, tokens, garbled=False):
+    """A greedy answer: the same tokens for the same prompt on every engine, as a real model's greedy decoding gives
+    (a decode continuing from a prefill's KV answers what the prefill alone would). With VLLM_SIM_KV_LAYOUT_MISMATCH
+    on a decode (a simulated fault), the KV it loads is read with another layout than the prefill wrote, as a
+    block_size or layout mismatch between P and D does: other text, still HTTP 200 (vllm-ascend #14545)."""
+    seed = ("garbled:" if garbled else "") + prompt
+    return " ".join("tok%s" % hashlib.sha256(("%s/%d" % (seed, i)).encode()).hexdigest()[:4] for i in range(tokens))
 
 
 class Histogram:
@@ -143,7 +153,7 @@ class Engine:
         time.sleep(max_tokens * self.token_seconds)
         if max_tokens > 1:
             self.tpot.observe((time.monotonic() - first) / (max_tokens - 1))
-        text = " ".join("tok%d" % i for i in range(max_tokens))
+        text = greedy_text(prompt, max_tokens, garbled=self.role == "kv_consumer" and bool(os.environ.get("VLLM_SIM_KV_LAYOUT_MISMATCH")))
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
                  "total_tokens": len(prompt.split()) + max_tokens}
         choice = {"index": 0, "logprobs": None, "finish_reason": "length", "stop_reason": None}

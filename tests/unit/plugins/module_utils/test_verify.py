@@ -123,3 +123,14 @@ def test_the_long_prompt_goes_once_more_than_the_engines_behind_an_api_server():
     front = engine("dp0", "n0", {}, ["--data-parallel-size", "2", "--data-parallel-size-local", "1", "--api-server-count", "1"])
     per_rank = engine("p0", "n0", {}, ["--data-parallel-size", "8", "--data-parallel-rank", "0"])
     assert [verify.repeats(s) for s in (front, per_rank, engine("one", "n0", {}))] == [3, 2, 2]
+
+
+def test_a_pd_answer_that_is_not_the_prefills_own_is_found_where_it_first_differs():
+    assert verify.disagreement("tok1 tok2 tok3", "tok1 tok2 tok3") is None
+    found = verify.disagreement("tok1 tokX tok3", "tok1 tok2 tok3")
+    assert found == {"at": 8, "pd": "X tok3", "alone": "2 tok3"}
+    assert verify.disagreement("tok1", "tok1 tok2") == {"at": 4, "pd": "", "alone": " tok2"}  # one answer stops short
+    text = verify.disagreement_text(found, "the decode", "the prefill", 8)
+    assert text.startswith("the decode answers other text than the prefill alone to the same greedy prompt, from character 8 "
+                           "('X tok3' against '2 tok3'), within the first 8 tokens") and "#14545" in text
+    assert verify.greedy_request("m", "p", 4)["max_tokens"] == 4 and verify.decode_request("m", "p", {}, 4)["max_tokens"] == 4

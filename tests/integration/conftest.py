@@ -58,3 +58,14 @@ def lab_plans(tmp_path_factory):
         assert "TRIPWIRE" not in result.output
         plans[cluster] = Plan(directory, result.output)
     return plans
+
+
+@pytest.fixture(scope="session")
+def pool_nodes():
+    """The pd_pool_a2 harness nodes, up once for every test module that deploys on them (the single master's
+    recovery, then the masters in HA): the path of their harness inventory."""
+    from harness import nodes  # pylint: disable=import-outside-toplevel  # harness imports this module
+    inventory = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
+    nodes(inventory, "up")
+    yield inventory
+    nodes(inventory, "down")

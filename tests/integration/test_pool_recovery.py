@@ -17,7 +17,7 @@ import urllib.parse
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import ATTACKER, containers, free_port, http_json, nodes, node_docker, tcp_from, wait_http
+from harness import ATTACKER, containers, free_port, http_json, node_docker, tcp_from, wait_http
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
 NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
@@ -35,13 +35,11 @@ def started():
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    nodes(INVENTORY, "up")
+def cluster(pool_nodes):  # pylint: disable=unused-argument,redefined-outer-name  # the nodes, shared with test_pool_ha
     deploy()
     yield
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
                  "-e", "llmops_confirm_teardown=pd_pool_a2", check=False)
-    nodes(INVENTORY, "down")
 
 
 def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):

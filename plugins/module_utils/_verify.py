@@ -172,8 +172,9 @@ def report(checks, completion, counters, services, sharing=None, pairs=()):
             "%.0f ms" % (completion["seconds"] * 1000) if completion.get("seconds") is not None else "-",
             (completion.get("text") or "")[:40]))
         if completion.get("alone"):
-            lines.append("the same greedy prompt to %s alone: %s" % (completion["alone"]["engine"], "the same answer"
-                         if completion["alone"]["same"] else "another answer (see the problems)"))
+            alone = completion["alone"]
+            lines.append("the same greedy prompt to %s alone: %s" % (alone["engine"], "the same answer" if alone["same"] else
+                         "another answer (see the problems)" if alone.get("answered", True) else "no answer, nothing compared"))
         warmup = completion.get("warmup")
         if warmup and not warmup["served"]:
             lines.append("the warm-up completion before it was not served (HTTP %s, %r): the first request between a "

@@ -312,7 +312,7 @@ def requests(client, found, problems, pd, front_client=None, tokens=8):
     if pd and answered and prefills:  # the front door's PD answer against a prefill engine's own
         alone = answer_text(client, verify.base_url(prefills[0]), body)
         differs = verify.disagreement(text, alone) if alone is not None else None
-        completion["alone"] = {"engine": label(prefills[0]), "same": alone is not None and differs is None}
+        completion["alone"] = {"engine": label(prefills[0]), "same": alone is not None and differs is None, "answered": alone is not None}
         if differs:
             problems.append(verify.disagreement_text(differs, "the completion through %s" % label(front), label(prefills[0]), tokens))
     prompt = verify.long_prompt(uuid.uuid4().hex[:12])

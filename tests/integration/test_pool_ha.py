@@ -20,7 +20,7 @@ import time
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, http_json, http_text, metric, node_docker, node_exec, wait_until
+from harness import containers, finished_at, http_json, http_text, metric, node_docker, node_exec, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
@@ -188,6 +188,27 @@ def test_changed_masters_and_etcd_members_roll_one_at_a_time_their_leaders_last(
     # a leader again and a standby: the restarted leader's lease lapses (5 s) while it starts anew, so either may win
     assert sorted(roles().values()) == ["leader", "standby"]
     assert report["failed"] <= 4, report["line"]
+
+
+def test_logs_name_every_master_and_member_and_stop_stops_etcd_last(ha_cluster, tmp_path):
+    """logs.yml bundles each master's and member's log; stop.yml stops the cluster in reverse start order, so the etcd
+    members go after the masters, which go after every engine."""
+    run_playbook("logs.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_logs_dir=%s" % tmp_path)
+    bundle = next(path for path in tmp_path.iterdir() if path.is_dir())
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert {key: value["kind"] for key, value in manifest["containers"].items() if "mooncake" in key} == {
+        "pd_pool_a2_p0/mooncake-etcd": "pool_store", "pd_pool_a2_p1/mooncake-etcd": "pool_store",
+        "pd_pool_a2_d0/mooncake-etcd": "pool_store", "pd_pool_a2_p0/mooncake-master": "pool_service",
+        "pd_pool_a2_p1/mooncake-master": "pool_service"}
+    logs = {path for path in manifest["files"] if path.endswith(".log")}
+    assert any(path.endswith("/containers/mooncake-etcd.log") and "pd_pool_a2_d0" in path for path in logs), sorted(logs)
+    run_playbook("stop.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_stop_timeout=10")
+    stopped = {(node, name): finished_at(name, node) for node in NODES.values() for name in containers(node, "pd_pool_a2")}
+    assert not any(up for node in NODES.values() for _started, up in containers(node, "pd_pool_a2").values())
+    etcd = [when for (_node, name), when in stopped.items() if name == "mooncake-etcd"]
+    masters = [when for (_node, name), when in stopped.items() if name == "mooncake-master"]
+    engines = [when for (_node, name), when in stopped.items() if name.startswith("vllm-ascend-")]
+    assert max(engines) < min(masters) and max(masters) < min(etcd)
 
 
 def test_a_purged_teardown_removes_the_etcd_data_and_an_unpurged_one_keeps_it(ha_cluster):

@@ -109,6 +109,18 @@ def test_one_leader_serves_a_standby_is_ready_and_engines_find_each_others_block
     assert sorted(re.findall(r"mooncake-master \(pd_pool_a2_p\d\)\s+master (\w+)\s+ok", result.output)) == ["leader", "standby"]
 
 
+def test_preflight_wants_every_host_to_reach_an_etcd_the_operator_runs(ha_cluster):
+    """The same masters pointed at an etcd "the operator runs": two of the members deployed here, and an endpoint where
+    nothing listens. Every host is told that one does not answer; two of three healthy is still a quorum."""
+    theirs = {"mooncake_master_ha": {"hosts": ["pd_pool_a2_p0", "pd_pool_a2_p1"],
+                                     "etcd_endpoints": ["10.213.7.61:2379", "10.213.7.62:2379", "10.213.7.64:2379"]}}
+    result = run_playbook("preflight.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", json.dumps(theirs), check=False)
+    assert result.returncode != 0
+    rows = re.findall(r"(pd_pool_a2_\w+)\s+etcd\s+10\.213\.7\.64:2379 does not answer", result.output)
+    assert sorted(rows) == sorted(NODES), result.output[-3000:]
+    assert "etcd quorum" not in result.output
+
+
 def test_killing_the_leader_under_load_hands_over_to_the_standby_and_restarts_no_engine(ha_cluster):
     before, old = started(), leader()
     standby = next(host for host in MASTERS if host != old)

@@ -62,7 +62,7 @@ def http_get(url, headers=None, timeout=3, ca_path=None, body=None):
 def json_or_none(url, body=None):
     """A JSON answer, None when there is no 200 with JSON (down, starting)."""
     try:
-        status, answer = http_get(url) if body is None else http_get(url, body=body)
+        status, answer = http_get(url, body=body)
         return json.loads(answer) if status == 200 else None
     except (OSError, http.client.HTTPException, ValueError):
         return None

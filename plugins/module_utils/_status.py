@@ -16,7 +16,7 @@ def cluster_status(states_by_host, specs):
 
     ``states_by_host``: {host: container_state's result with details, or {"unreachable": True, "msg": ...}}.
     """
-    rows, degraded = [], []
+    rows, degraded, ha_seen = [], [], []
     by_host = {}
     for spec in specs:
         by_host.setdefault(spec["host"], []).append(spec)
@@ -26,6 +26,7 @@ def cluster_status(states_by_host, specs):
             why = (state.get("msg") or "no answer").splitlines()[0]
             degraded.append("host %s could not be looked at: %s" % (host, why))
             for spec in by_host.get(host, []):
+                ha_seen += ha_of(spec, {}, host)
                 rows.append(dict(host=host, container=spec["name"], role=role_of(spec, {}), instance=instance_of(spec),
                                  dp_ranks=spec_meta.dp_ranks(spec),
                                  state="unknown", ready="-", status="-", restarts="-", image=spec["image"], drift="unknown"))
@@ -35,6 +36,7 @@ def cluster_status(states_by_host, specs):
             name = spec["name"]
             seen = containers.get(name, {})
             drift = state["status"].get(name, "missing")
+            ha_seen += ha_of(spec, seen, host)
             row = dict(host=host, container=name, role=role_of(spec, seen), instance=instance_of(spec),
                        dp_ranks=spec_meta.dp_ranks(spec),
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
@@ -50,7 +52,7 @@ def cluster_status(states_by_host, specs):
                              status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                              image=seen.get("image", "-"), drift="extra"))
             degraded.append("%s on %s belongs to the cluster but to no spec of the plan (teardown removes it)" % (name, host))
-    degraded += ha_problems(specs, rows)
+    degraded += ha_problems(ha_seen)
     return {"rows": rows, "table": "\n".join(table(rows)), "degraded": degraded}
 
 
@@ -66,13 +68,17 @@ def role_of(spec, seen):
     return spec_meta.role(spec)
 
 
-def ha_problems(specs, rows):
+def ha_of(spec, seen, host):
+    """[(service, its role now, "container on host")] of a service in HA, [] for anything else."""
+    ha = spec_meta.ha(spec)
+    return [(ha.get("service"), seen.get("ha_role") or "down", "%s on %s" % (spec["name"], host))] if ha else []
+
+
+def ha_problems(ha_seen):
     """Mooncake masters in HA with no leader serving, or no standby to take over; etcd without a quorum."""
     roles = {}
-    for spec, row in zip_rows(specs, rows):
-        ha = spec_meta.ha(spec)
-        if ha:
-            roles.setdefault(ha.get("service"), []).append((row["role"].split(" ", 1)[1], "%s on %s" % (row["container"], row["host"])))
+    for service, role, where in ha_seen:
+        roles.setdefault(service, []).append((role, where))
     problems = []
     masters = roles.get("mooncake_master") or []
     if masters and not any(role == "leader" for role, _where in masters):
@@ -89,12 +95,6 @@ def ha_problems(specs, rows):
         problems.append("etcd member down: %s (%d of %d answer; one more loss stops the masters' election)"
                         % (", ".join(where for role, where in members if role == "down"), len(up), len(members)))
     return problems
-
-
-def zip_rows(specs, rows):
-    """(spec, row) of every planned container that has a row."""
-    by_key = {(row["host"], row["container"]): row for row in rows if row["drift"] != "extra"}
-    return [(spec, by_key[(spec["host"], spec["name"])]) for spec in specs if (spec["host"], spec["name"]) in by_key]
 
 
 def instance_of(spec):

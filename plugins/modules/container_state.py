@@ -138,7 +138,7 @@ def main():
     # the running services in HA that lead now: deploy rolls them last (one failover)
     result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}
     if module.params["details"]:
-        result["containers"] = details(module, docker, specs, running, result["running"])
+        result["containers"] = details(module, docker, specs, running, result["running"], result["ha_roles"])
     # "changed" when a container runs with other settings than planned, so --diff shows them
     module.exit_json(changed=bool(diff), diff=diff, **result)
 
@@ -165,7 +165,7 @@ def changes(module, docker, specs, result):
     return lines, diff
 
 
-def details(module, docker, specs, running, up):
+def details(module, docker, specs, running, up, ha_roles):
     """State, uptime, restarts, image and readiness now of every container of the cluster on the host."""
     found = {}
     if running:
@@ -177,9 +177,8 @@ def details(module, docker, specs, running, up):
     for name, seen in running.items():
         entry = dict(found.get(name, {}), state=seen["state"], status=seen["status"])
         entry["ready"] = bool(name in up and name in by_name and probe(probes, by_name[name]))
-        role = ha_role(by_name[name]) if name in up and name in by_name else None
-        if role:
-            entry["ha_role"] = role
+        if name in ha_roles:
+            entry["ha_role"] = ha_roles[name]
         containers[name] = entry
     return containers
 

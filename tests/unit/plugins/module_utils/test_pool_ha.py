@@ -106,7 +106,7 @@ def test_a_master_is_ready_leading_and_serving_or_as_a_standby_of_a_serving_lead
 
 def test_the_readiness_probe_asks_a_standby_master_and_its_peers(monkeypatch):
     answers = {"http://a:9003/health": b'{"role":"standby"}', "http://b:9003/health": b'{"role":"leader","service_ready":false}'}
-    monkeypatch.setattr(_readiness, "http_get", lambda url, ca_path=None: (200, answers[url]))
+    monkeypatch.setattr(_readiness, "http_get", lambda url, ca_path=None, body=None: (200, answers[url]))
     spec = {"name": "m", "ready": {"http": "http://a:9003/health", "ha": "mooncake_master", "peers": ["http://b:9003/health"]}}
     assert not _readiness.probe(None, spec)
     answers["http://b:9003/health"] = b'{"role":"leader","service_ready":true}'

@@ -50,7 +50,11 @@ def points(workloads):
     """[{workload, sweep: "concurrency" or "rate", value, argv}]: one ``vllm bench serve`` run per sweep point,
     without the target (--base-url, --model, --tokenizer) and the result file, which the play adds."""
     problems, found = [], []
-    for name, workload in sorted((workloads or {}).items()):
+    if workloads is None:
+        workloads = DEFAULT_WORKLOADS
+    if not workloads:
+        raise WorkloadError(["%s: names no workload. Fix: give at least one, or leave it unset for the defaults." % VARIABLE])
+    for name, workload in sorted(workloads.items()):
         where = "%s.%s" % (VARIABLE, name)
         if not isinstance(workload, dict):
             problems.append("%s: must be a mapping of %s. Fix: give it as in the README's example." % (where, ", ".join(WORKLOAD_KEYS)))
@@ -74,7 +78,8 @@ def points(workloads):
         if problems:
             continue
         base = _dataset_argv(dataset, workload) + ["--num-prompts", str(workload.get("num_prompts", 128))]
-        base += ["--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99"]
+        # every request generates its output_len (a benchmark measures the workload asked, not where EOS falls)
+        base += ["--ignore-eos", "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99"]
         if workload.get("goodput"):
             base += ["--goodput"] + ["%s:%s" % item for item in sorted(workload["goodput"].items())]
         for sweep, values, flag in (("rate", rates, "--request-rate"), ("concurrency", concurrencies, "--max-concurrency")):
@@ -108,23 +113,31 @@ def _dataset_argv(dataset, workload):
 
 
 def hit_shares(before, after):
-    """Shares of the prompt tokens the engines were asked, from counters by engine ({name: {role, metrics}})
-    before and after a point: local prefix cache hits, KV brought by the PD transfer (external hits on decode),
-    and the pool's (external hits on prefill or colocated engines). Preemptions are counted too."""
-    totals = {"queries": 0.0, "local": 0.0, "transfer": 0.0, "pool": 0.0, "preemptions": 0.0}
+    """Shares of the prompt tokens, from counters by engine ({name: {role, metrics}}) before and after a point. The
+    prompts the cluster was asked are those its first engines saw (prefill, or colocated engines): of their tokens,
+    ``local`` came from their own prefix cache and ``pool`` from the KV connector (UCM, a pool). A decode is asked each
+    prompt again, with its KV: ``transfer`` is the share of the decodes' prompt tokens that the PD transfer brought
+    (about 1 when PD works). Preemptions are counted on every engine."""
+    totals = {"queries": 0.0, "local": 0.0, "pool": 0.0, "decode_queries": 0.0, "transfer": 0.0, "preemptions": 0.0}
     for name, now in (after or {}).items():
         then = (before or {}).get(name) or {"metrics": {}}
 
         def moved(metric):
             return now["metrics"].get(metric, 0.0) - then["metrics"].get(metric, 0.0)
 
-        totals["queries"] += moved(PREFIX_QUERIES)
-        totals["local"] += moved(PREFIX_HITS)
-        totals["transfer" if now.get("role") == "decode" else "pool"] += moved(EXTERNAL_HITS)
+        if now.get("role") == "decode":
+            totals["decode_queries"] += moved(PREFIX_QUERIES)
+            totals["transfer"] += moved(EXTERNAL_HITS)
+        else:
+            totals["queries"] += moved(PREFIX_QUERIES)
+            totals["local"] += moved(PREFIX_HITS)
+            totals["pool"] += moved(EXTERNAL_HITS)
         totals["preemptions"] += moved(PREEMPTIONS)
-    queries = totals["queries"]
-    shares = {key: (totals[key] / queries if queries else 0.0) for key in ("local", "transfer", "pool")}
-    return dict(shares, prompt_tokens=queries, preemptions=totals["preemptions"])
+
+    def share(part, whole):
+        return totals[part] / totals[whole] if totals[whole] else 0.0
+    return {"local": share("local", "queries"), "pool": share("pool", "queries"), "transfer": share("transfer", "decode_queries"),
+            "prompt_tokens": totals["queries"], "preemptions": totals["preemptions"]}
 
 
 def row(point, result, shares):
@@ -172,13 +185,45 @@ def compare(rows, baseline, threshold):
     return {"lines": lines, "regressions": regressions}
 
 
-def same_shape(plan_now, plan_then):
-    """Problems when a baseline comes from a cluster of another shape (each process's host, role, instance, DP size
-    and devices): its figures would not compare."""
-    def shape(plan):
-        return sorted((p.get("host"), p.get("role"), str(p.get("instance")), p.get("dp_size"), len(p.get("devices") or []))
-                      for p in (plan or {}).get("processes") or [])
-    if shape(plan_now) != shape(plan_then):
-        return ["llmops_benchmark_baseline: that run measured a cluster of another shape (hosts, roles, instances, DP sizes or devices). "
-                "Fix: compare with a run of this cluster, or leave llmops_benchmark_baseline unset."]
+def shape(specs):
+    """What a run's figures depend on besides the image and flags: each container's host, name and devices (its
+    role, instance, DP ranks and ports are in the name and spec meta). A baseline of another shape does not compare."""
+    return sorted("%s/%s %s" % (spec.get("host"), spec.get("name"), ",".join(str(d) for d in spec.get("devices") or []))
+                  for spec in specs or [])
+
+
+def same_shape(shape_now, shape_then):
+    """Problems when a baseline comes from a cluster of another shape: its figures would not compare."""
+    if sorted(shape_now or []) != sorted(shape_then or []):
+        gone = sorted(set(shape_then or []) - set(shape_now or []))[:3]
+        new = sorted(set(shape_now or []) - set(shape_then or []))[:3]
+        return ["llmops_benchmark_baseline: that run measured a cluster of another shape (only there: %s; only here: %s). "
+                "Fix: compare with a run of this cluster's shape, or leave llmops_benchmark_baseline unset."
+                % (", ".join(gone) or "-", ", ".join(new) or "-")]
     return []
+
+
+def point_row(point, run):
+    """The row of one point from the cluster_benchmark module's result (vllm bench serve's JSON and the counters)."""
+    return row(point, run.get("result") or {}, hit_shares(run.get("before"), run.get("after")))
+
+
+def line(point_row_):
+    """One progress line of a point: what it ran and its headline figures."""
+    r = point_row_
+    return ("%s %s %s: %s of %s completed, %s req/s, %s tok/s, TTFT p50 %s / p99 %s ms, TPOT p50 %s ms; prompt tokens from "
+            "the local cache %.0f%%, the PD transfer %.0f%%, the pool %.0f%%"
+            % (r["workload"], r["sweep"], r["value"], r["completed"], (r["completed"] or 0) + (r["failed"] or 0),
+               _number(r.get("request_throughput")), _number(r.get("output_throughput")), _number(r.get("p50_ttft_ms")),
+               _number(r.get("p99_ttft_ms")), _number(r.get("p50_tpot_ms")), 100 * r["shares"]["local"],
+               100 * r["shares"]["transfer"], 100 * r["shares"]["pool"]))
+
+
+def plot_series(rows):
+    """{figure: [(output tok/s, milliseconds)]} of the sweep, one series per latency figure and workload."""
+    series = {}
+    for r in rows:
+        for key, label in (("p50_ttft_ms", "TTFT P50"), ("p99_ttft_ms", "TTFT P99"), ("p50_tpot_ms", "TPOT P50"),
+                           ("p99_itl_ms", "ITL P99")):
+            series.setdefault("%s %s" % (r["workload"], label), []).append((r.get("output_throughput"), r.get(key)))
+    return series

@@ -179,6 +179,24 @@ def test_a_completion_has_the_fields_the_proxy_and_verify_read(engine):
     assert answer["usage"]["completion_tokens"] == 4 and answer["usage"]["prompt_tokens"] > 0
 
 
+def test_a_streamed_completion_comes_token_by_token_then_its_usage(engine):
+    """What `vllm bench serve` (benchmark.yml) reads of a stream: one text chunk per token, the last with its
+    finish_reason, then a chunk with no choice and the usage it counts output tokens by."""
+    body = {"model": "tiny", "prompt": "The future of AI is", "max_tokens": 5, "ignore_eos": True, "stream": True,
+            "stream_options": {"include_usage": True}}
+    request = urllib.request.Request(engine.url + "/v1/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + KEY})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        events = [line[len("data: "):] for line in response.read().decode().splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(event) for event in events[:-1]]
+    texts = [chunk for chunk in chunks if chunk["choices"]]
+    assert len(texts) == 5 and all(chunk["object"] == "text_completion" and chunk["model"] == "tiny" for chunk in chunks)
+    assert [chunk["choices"][0]["finish_reason"] for chunk in texts] == [None] * 4 + ["length"]
+    assert all(isinstance(chunk["choices"][0]["text"], str) for chunk in texts)
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 5
+
+
 def test_metrics_count_the_prefix_cache_by_engine_and_model(engine):
     def read():
         text = get(engine.url + "/metrics")

@@ -132,6 +132,84 @@ def test_verify_proves_serving_and_kv_reuse_with_a_report(deployed):
     assert [float(after) - float(before) for before, after in moved] == [5.0]  # the prompt's five tokens, on one rank
 
 
+# benchmark.yml: real vLLM's `vllm bench serve` (the harness's real-vLLM install, mounted into the client) against the
+# simulated engines behind the real proxy; small workloads, each bounded by its prompt count
+BENCH_WORKLOADS = {"random": {"dataset": "random", "input_len": 64, "output_len": 16, "num_prompts": 16, "concurrencies": [1, 4]},
+                   "shared_prefix": {"dataset": "prefix_repetition", "prefix_len": 256, "input_len": 32, "num_prefixes": 2,
+                                     "output_len": 16, "num_prompts": 16, "concurrencies": [4]}}
+
+
+def benchmark(directory, *extra, workloads=None):
+    return run_playbook("benchmark.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_benchmark_dir=%s" % directory,
+                        "-e", json.dumps({"llmops_benchmark_workloads": workloads or BENCH_WORKLOADS}), *extra, check=False)
+
+
+def run_dirs(directory):
+    return sorted(p for p in directory.iterdir() if p.is_dir())
+
+
+def test_benchmark_sweeps_the_front_door_and_reports_figures_and_hit_shares(deployed, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("bench")
+    result = benchmark(directory)
+    assert result.returncode == 0, result.output[-3000:]
+    for index, point in enumerate(("random concurrency 1", "random concurrency 4", "shared_prefix concurrency 4")):
+        assert re.search(r"point %d: %s: 16 of 16 completed, [\d.]+ req/s" % (index + 1, point), result.output), point
+    (run,) = run_dirs(directory)
+    assert re.fullmatch(r"pd_a2-\d{8}T\d{6}Z", run.name)
+    wanted = ["01-random-concurrency-1.json", "02-random-concurrency-4.json", "03-shared_prefix-concurrency-4.json"]
+    assert sorted(p.name for p in (run / "points").iterdir()) == wanted
+    raw = json.loads((run / "points" / "02-random-concurrency-4.json").read_text())
+    assert raw["completed"] == 16 and raw["failed"] == 0 and raw["max_concurrency"] == 4 and raw["total_output_tokens"] == 16 * 16
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["images"] == ["llmops-engine:test"] and len(summary["digest"]) == 16 and summary["shape"]
+    for row in summary["rows"]:
+        # every decode prompt token came by the PD transfer; the sim streams a token at a time
+        assert row["shares"]["transfer"] == 1.0 and row["shares"]["prompt_tokens"] > 0 and row["request_throughput"] > 0
+    counters = json.loads((run / "counters.json").read_text())
+    assert {"vllm-ascend-prefill-dp0", "vllm-ascend-decode-dp7"} <= set(counters[0]["engines_after"])
+    assert (run / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (run / "report.txt").read_text()
+    assert report.startswith("cluster pd_a2, plan %s" % summary["digest"]) and "PD KV" in report
+
+
+def test_benchmark_refuses_bad_workloads_and_baselines_before_sending_a_request(deployed, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("bench-refused")
+    result = benchmark(directory, workloads={"random": {"concurrencies": [1], "input_length": 64}, "slo": {"goodput": {"ttft": 500}}})
+    assert result.returncode != 0
+    assert "llmops_benchmark_workloads.random.input_length: is no setting of a workload" in result.output
+    assert "llmops_benchmark_workloads.slo: sweeps nothing" in result.output
+    other = directory / "other"
+    other.mkdir()
+    (other / "summary.json").write_text(json.dumps({"rows": [], "shape": ["pd_a2_p0/vllm-ascend-prefill-dp0 0,1"]}))
+    result = benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % other)
+    assert result.returncode != 0 and "llmops_benchmark_baseline: that run measured a cluster of another shape" in result.output
+    assert "Nothing was sent" in result.output and "Run the sweep point" not in result.output
+    assert [p.name for p in directory.iterdir()] == ["other"]  # no report written
+
+
+def test_benchmark_flags_a_regression_against_its_baseline(deployed, tmp_path_factory):
+    """Slower simulated decode tokens: the figures get worse than the baseline's, marked as regressions, and the run
+    exits non-zero only when llmops_benchmark_fail_on_regression asks."""
+    directory = tmp_path_factory.mktemp("bench-regression")
+    workloads = {"random": dict(BENCH_WORKLOADS["random"], concurrencies=[4])}
+    assert benchmark(directory, workloads=workloads).returncode == 0
+    (baseline,) = run_dirs(directory)
+    slow = {"vllm_engine_role_env": {"decode": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,pin_memory_expandable_segments:True",
+                                                "VLLM_SIM_TOKEN_SECONDS": "0.02"}}}
+    deploy("-e", json.dumps(slow))
+    try:
+        result = benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, "-e", "llmops_benchmark_fail_on_regression=true",
+                           workloads=workloads)
+        assert result.returncode != 0
+        assert re.search(r"random concurrency 4: req/s [\d.]+ -> [\d.]+ \(-\d+\.\d%\)  REGRESSION \(beyond 10%\)", result.output)
+        assert "figure(s) regressed against %s" % baseline in result.output
+        latest = run_dirs(directory)[-1]
+        assert json.loads((latest / "summary.json").read_text())["regressions"]
+        assert benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, workloads=workloads).returncode == 0  # not asked
+    finally:
+        deploy()
+
+
 def test_second_run_changes_and_restarts_nothing(deployed):
     before = all_containers()
     result = deploy()

@@ -102,16 +102,35 @@ class Engine:
                       "ucm:ucm_hit_tokens_total{%s} %d" % (labels, counters["external_hit"])]
         return "\n".join(lines) + "\n"
 
-    def complete(self, body, chat):
+    def _stream(self, send, text, chat, usage):
+        """vLLM's stream of a completion: a chunk per token (the first at once), the last with its finish_reason,
+        then, when asked, one with no choice and the usage (what `vllm bench serve` counts output tokens by)."""
+        pieces = text.split(" ")
+        base = {"id": "cmpl-" + uuid.uuid4().hex, "object": "chat.completion.chunk" if chat else "text_completion",
+                "created": int(time.time()), "model": self.name}
+        for index, piece in enumerate(pieces):
+            if index:
+                time.sleep(self.token_seconds)
+            piece = (" " if index else "") + piece
+            choice = {"index": 0, "finish_reason": "length" if index == len(pieces) - 1 else None}
+            choice.update({"delta": {"content": piece}} if chat else {"text": piece, "logprobs": None})
+            send(dict(base, choices=[choice]))
+        if usage is not None:
+            send(dict(base, choices=[], usage=usage))
+
+    def complete(self, body, chat, stream=None):
+        """(HTTP code, answer). With ``stream`` (a request with "stream": true), the answer goes out as vLLM streams
+        it: ``stream()`` sends the headers and gives the function that sends one chunk; one chunk per token,
+        VLLM_SIM_TOKEN_SECONDS apart, then the usage chunk when stream_options.include_usage asks; the answer is None."""
         with self.lock:
             self.running += 1
         try:
-            return self._complete(body, chat)
+            return self._complete(body, chat, stream)
         finally:
             with self.lock:
                 self.running -= 1
 
-    def _complete(self, body, chat):
+    def _complete(self, body, chat, stream=None):
         started = time.monotonic()
         if body.get("model") not in (self.name, None):
             return 404, {"error": {"message": "The model `%s` does not exist." % body.get("model"), "code": 404}}
@@ -150,12 +169,19 @@ class Engine:
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
         first = time.monotonic()
         self.ttft.observe(first - started)  # the prompt's blocks looked up (and the KV fetched): the first token
-        time.sleep(max_tokens * self.token_seconds)
-        if max_tokens > 1:
-            self.tpot.observe((time.monotonic() - first) / (max_tokens - 1))
         text = greedy_text(prompt, max_tokens, garbled=self.role == "kv_consumer" and bool(os.environ.get("VLLM_SIM_KV_LAYOUT_MISMATCH")))
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": max_tokens,
                  "total_tokens": len(prompt.split()) + max_tokens}
+        if stream is not None:
+            self._stream(stream(), text, chat, usage if (body.get("stream_options") or {}).get("include_usage") else None)
+        else:
+            time.sleep(max_tokens * self.token_seconds)
+        if max_tokens > 1:
+            self.tpot.observe((time.monotonic() - first) / (max_tokens - 1))
+        if stream is not None:
+            with self.lock:
+                self.counters["requests"] += 1
+            return 200, None
         choice = {"index": 0, "logprobs": None, "finish_reason": "length", "stop_reason": None}
         if chat:
             choice["message"] = {"role": "assistant", "content": text}

@@ -76,17 +76,25 @@ def http_handler(engine):
             if self.path not in ("/v1/completions", "/v1/chat/completions"):
                 self._send(404, {"detail": "Not Found"})
                 return
-            code, answer = engine.complete(body, chat=self.path.endswith("chat/completions"))
-            if code == 200 and body.get("stream"):
-                chunk = dict(answer)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n")
+            code, answer = engine.complete(body, chat=self.path.endswith("chat/completions"),
+                                           stream=self._stream_start if body.get("stream") else None)
+            if code == 200 and answer is None:  # streamed, chunk by chunk, as vLLM does
+                self.wfile.write(b"data: [DONE]\n\n")
                 self.close_connection = True
                 return
             self._send(code, answer)
+
+        def _stream_start(self):
+            """Server-sent events until the connection closes; returns the function that sends one chunk."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+
+            def send(chunk):
+                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.flush()
+            return send
 
     return Handler
 

@@ -57,7 +57,8 @@ def test_hit_shares_tell_local_cache_pd_transfer_and_pool_apart():
     after = {"p0": {"role": "prefill", "metrics": {bench.PREFIX_QUERIES: 1100.0, bench.PREFIX_HITS: 410.0, bench.EXTERNAL_HITS: 200.0}},
              "d0": {"role": "decode", "metrics": {bench.PREFIX_QUERIES: 1000.0, bench.EXTERNAL_HITS: 900.0, bench.PREEMPTIONS: 2.0}}}
     shares = bench.hit_shares(before, after)
-    assert shares == {"local": 0.2, "transfer": 0.45, "pool": 0.1, "prompt_tokens": 2000.0, "preemptions": 2.0}
+    # the prefill was asked 1000 tokens: 400 from its cache, 200 from the pool; the decode got 900 of its 1000 by transfer
+    assert shares == {"local": 0.4, "transfer": 0.9, "pool": 0.2, "prompt_tokens": 1000.0, "preemptions": 2.0}
 
 
 def test_the_table_and_a_baseline_comparison_mark_what_got_worse():
@@ -74,7 +75,30 @@ def test_the_table_and_a_baseline_comparison_mark_what_got_worse():
 
 
 def test_a_baseline_of_another_shape_is_refused():
-    plan = {"processes": [{"host": "p0", "role": "prefill", "instance": None, "dp_size": 2, "devices": [0, 1]}]}
-    assert bench.same_shape(plan, plan) == []
-    other = {"processes": [{"host": "p0", "role": "prefill", "instance": None, "dp_size": 4, "devices": [0, 1]}]}
-    assert "llmops_benchmark_baseline: that run measured a cluster of another shape" in bench.same_shape(plan, other)[0]
+    specs = [{"host": "p0", "name": "vllm-prefill-dp0", "devices": ["/dev/davinci0"], "image": "a"},
+             {"host": "d0", "name": "vllm-decode-dp0", "devices": ["/dev/davinci0"], "image": "a"}]
+    now = bench.shape(specs)
+    assert bench.same_shape(now, bench.shape([dict(spec, image="b") for spec in specs])) == []  # a new image compares
+    grown = bench.shape(specs + [{"host": "d1", "name": "vllm-decode-dp1", "devices": ["/dev/davinci0"]}])
+    problem = bench.same_shape(now, grown)
+    assert len(problem) == 1 and problem[0].startswith("llmops_benchmark_baseline: that run measured a cluster of another shape")
+    assert "only there: d1/vllm-decode-dp1 /dev/davinci0; only here: -" in problem[0]
+
+
+def test_unset_workloads_are_the_defaults_and_none_is_refused():
+    assert {p["workload"] for p in bench.points(None)} == set(bench.DEFAULT_WORKLOADS)
+    assert all("--ignore-eos" in p["argv"] for p in bench.points(None))
+    with pytest.raises(bench.WorkloadError, match="llmops_benchmark_workloads: names no workload"):
+        bench.points({})
+
+
+def test_a_point_row_line_and_plot_series_come_from_the_module_result():
+    (point,) = bench.points({"random": {"concurrencies": [8]}})
+    run = {"result": RESULT, "before": {"p0": {"role": "prefill", "metrics": {bench.PREFIX_QUERIES: 0.0}}},
+           "after": {"p0": {"role": "prefill", "metrics": {bench.PREFIX_QUERIES: 100.0, bench.PREFIX_HITS: 25.0}}}}
+    found = bench.point_row(point, run)
+    assert found["shares"]["local"] == 0.25 and found["p99_ttft_ms"] == RESULT["p99_ttft_ms"]
+    assert bench.line(found).startswith("random concurrency 8: %s of %s completed" % (RESULT["completed"], RESULT["completed"] + RESULT["failed"]))
+    assert "the local cache 25%" in bench.line(found)
+    series = bench.plot_series([found])
+    assert series["random TTFT P99"] == [(RESULT["output_throughput"], RESULT["p99_ttft_ms"])]

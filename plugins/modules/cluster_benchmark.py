@@ -86,6 +86,10 @@ options:
     description: Seconds the point may take before its container is removed and the task fails.
     type: int
     default: 1800
+  ready_timeout:
+    description: Seconds C(vllm bench serve) retries its first request (C(--ready-check-timeout-sec)) before it fails.
+    type: int
+    default: 60
 """
 
 EXAMPLES = r"""
@@ -189,6 +193,7 @@ def client_argv(docker, params, run, workdir):
         argv += ["--env", "OPENAI_API_KEY"]  # by name: its value comes from the docker client's environment
     argv += ["--entrypoint", params["command"][0], run["image"]] + params["command"][1:]
     argv += ["--base-url", run["base_url"], "--model", run["model"], "--tokenizer", run["tokenizer"]]
+    argv += ["--ready-check-timeout-sec", str(params["ready_timeout"])]
     return argv + params["argv"] + ["--save-result", "--result-dir", WORKDIR, "--result-filename", "point.json", "--disable-tqdm"]
 
 
@@ -208,6 +213,7 @@ def main():
             ca_path=dict(type="str", default=""),
             name=dict(type="str", default="llmops-benchmark"),
             timeout=dict(type="int", default=1800),
+            ready_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=False,
     )

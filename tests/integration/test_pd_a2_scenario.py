@@ -148,9 +148,15 @@ def run_dirs(directory):
     return sorted(p for p in directory.iterdir() if p.is_dir())
 
 
-def test_benchmark_sweeps_the_front_door_and_reports_figures_and_hit_shares(deployed, tmp_path_factory):
+@pytest.fixture(scope="module")
+def swept(deployed, tmp_path_factory):
+    """One benchmark.yml run of BENCH_WORKLOADS: (its output, the directory its run went to)."""
     directory = tmp_path_factory.mktemp("bench")
-    result = benchmark(directory)
+    return benchmark(directory), directory
+
+
+def test_benchmark_sweeps_the_front_door_and_reports_figures_and_hit_shares(swept):
+    result, directory = swept
     assert result.returncode == 0, result.output[-3000:]
     for index, point in enumerate(("random concurrency 1", "random concurrency 4", "shared_prefix concurrency 4")):
         assert re.search(r"point %d: %s: 16 of 16 completed, [\d.]+ req/s" % (index + 1, point), result.output), point
@@ -187,13 +193,13 @@ def test_benchmark_refuses_bad_workloads_and_baselines_before_sending_a_request(
     assert [p.name for p in directory.iterdir()] == ["other"]  # no report written
 
 
-def test_benchmark_flags_a_regression_against_its_baseline(deployed, tmp_path_factory):
-    """Slower simulated decode tokens: the figures get worse than the baseline's, marked as regressions, and the run
-    exits non-zero only when llmops_benchmark_fail_on_regression asks."""
+def test_benchmark_flags_a_regression_against_its_baseline(swept, tmp_path_factory):
+    """Slower simulated decode tokens: the figures get worse than the baseline's (the sweep's run), marked as
+    regressions, and the run exits non-zero only when llmops_benchmark_fail_on_regression asks."""
+    assert swept[0].returncode == 0, swept[0].output[-3000:]
+    (baseline,) = run_dirs(swept[1])
     directory = tmp_path_factory.mktemp("bench-regression")
     workloads = {"random": dict(BENCH_WORKLOADS["random"], concurrencies=[4])}
-    assert benchmark(directory, workloads=workloads).returncode == 0
-    (baseline,) = run_dirs(directory)
     slow = {"vllm_engine_role_env": {"decode": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,pin_memory_expandable_segments:True",
                                                 "VLLM_SIM_TOKEN_SECONDS": "0.02"}}}
     deploy("-e", json.dumps(slow))
@@ -379,6 +385,12 @@ def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tm
     assert verified.returncode == 0, verified.output[-3000:]
     assert re.search(r"completion through pd-proxy: HTTP 200, time to first token \d+ ms", verified.output)
     assert status("-e", json.dumps(tls)).returncode == 0
+    # the benchmark's client trusts the operator's CA (SSL_CERT_FILE in its container) and asks over HTTPS
+    (tmp_path / "bench").mkdir()
+    small = {"random": dict(BENCH_WORKLOADS["random"], num_prompts=4, concurrencies=[2])}
+    benched = benchmark(tmp_path / "bench", "-e", json.dumps(tls), workloads=small)
+    assert benched.returncode == 0, benched.output[-3000:]
+    assert "point 1: random concurrency 2: 4 of 4 completed" in benched.output
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
 

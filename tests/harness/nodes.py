@@ -4,6 +4,7 @@
 """Harness nodes: Docker containers that each run their own Docker engine, acting as cluster hosts.
 
     python tests/harness/nodes.py up INVENTORY      # create the nodes an inventory names, load images
+    python tests/harness/nodes.py up --clean INVENTORY   # the same, and remove what reused nodes still run
     python tests/harness/nodes.py down INVENTORY    # remove them and their Docker volumes
 
 A harness inventory (tests/harness/inventories/*/hosts.yml) names every node as a host with
@@ -222,7 +223,16 @@ def wait_engine(name):
     sys.exit("node %s: its Docker engine did not start:\n%s" % (name, log))
 
 
-def up(inventory):
+def clean(name):
+    """Removes every container a reused node's engine holds: what a run stopped before its teardown left (a step
+    that ran into its bound) would otherwise hold the names and ports the next scenario on these nodes plans."""
+    left = docker("exec", name, "docker", "ps", "-aq").stdout.split()
+    if left:
+        docker("exec", name, "docker", "rm", "-f", "-v", *left)
+        print("node %s: removed %d container(s) an earlier run left" % (name, len(left)))
+
+
+def up(inventory, clean_nodes=False):
     with shared():
         ensure_network()
         ssh_key()
@@ -232,6 +242,8 @@ def up(inventory):
         start_node(name, address, npus, gpus)
     for name in nodes:
         wait_engine(name)
+        if clean_nodes:
+            clean(name)
         trust_node(name, nodes[name][1])
         if image_id(ENGINE_IMAGE, inside=name) != wanted:
             with open(archive, "rb") as data:
@@ -251,8 +263,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["up", "down"])
     parser.add_argument("inventory")
+    parser.add_argument("--clean", action="store_true", help="up: remove the containers reused nodes still hold")
     args = parser.parse_args()
-    (up if args.action == "up" else down)(args.inventory)
+    if args.action == "up":
+        up(args.inventory, clean_nodes=args.clean)
+    else:
+        down(args.inventory)
 
 
 if __name__ == "__main__":

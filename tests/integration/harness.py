@@ -30,7 +30,10 @@ def free_port():
 
 
 def nodes(inventory, action):
-    subprocess.run([sys.executable, str(HARNESS / "nodes.py"), action, str(inventory)], check=True, capture_output=True, text=True)
+    """Brings a topology's nodes up (without the containers an earlier module left, if it was stopped before its
+    teardown: each module deploys its own cluster) or down."""
+    extra = ["--clean"] if action == "up" else []
+    subprocess.run([sys.executable, str(HARNESS / "nodes.py"), action, *extra, str(inventory)], check=True, capture_output=True, text=True)
 
 
 def node_docker(node, *args):

@@ -7,8 +7,9 @@ prefill 30 s by default; the pool service none) and measures, from the moment an
 starts, until the first completion through the PD proxy succeeds. Nodes are up and images loaded
 before the clock starts. The floor: pd_a2 starts both groups together (004 5.3), so the slower
 group's start time; pd_pool_a2 starts pool service, decode, prefill one after the other (004 5.4),
-so their sum. Target: within 1.0 x floor + 6 s. Then a no-op re-run is timed (target 5 s), with and
-without preflight (what its checks add to a deploy when images are present), and for a
+so their sum. Target: within 1.0 x floor + 6 s. Then a no-op re-run is timed (target 5 s; it starts nothing,
+so it skips preflight), what preflight's checks cost a deploy that starts something (preflight.yml less a
+plan-mode run, images present), and for a
 cluster reached over SSH (pd_a2) without the README's connection settings (pipelining, ControlPersist).
 With --instances, pd_a2's nodes are measured again as 4P4D (tests/harness/inventories/pd_a2_4p4d: eight
 instances, two per node) with the same start times: its time to serving against pd_a2's (target 1.1).
@@ -159,10 +160,13 @@ def timed_runs(cluster, decode, prefill, extra, front, shape=""):
              "" if not changed else "; CHANGED: %s" % changed))
     if front is not None or shape:
         return serving
-    # What preflight adds to a deploy: the same no-op run without it.
-    without, _output = timed(cluster, cluster, *extra, "--skip-tags", "preflight")
-    print("%s: preflight adds %.1f s to a deploy (no-op run %.1f s with it, %.1f s with --skip-tags preflight)"
-          % (cluster, noop - without, noop, without))
+    # What preflight's checks cost a deploy that starts something (a run that starts nothing skips them):
+    # preflight.yml on the running cluster, less a plan-mode run of the same inventory.
+    checked, _output = timed("preflight", cluster, "-e", "llmops_cluster=" + cluster, *extra)
+    with tempfile.TemporaryDirectory(prefix="llmops-tts-plan-") as plan_dir:
+        planned, _output = timed(cluster, cluster, *extra, "-e", "llmops_plan_dir=" + plan_dir)
+    print("%s: preflight's checks take %.1f s of a deploy that starts something (preflight.yml %.1f s, plan mode %.1f s); "
+          "the no-op run skipped them" % (cluster, checked - planned, checked, planned))
     if over_ssh(cluster):
         # What the README's connection settings buy over SSH: the same no-op run with pipelining off
         # and a new SSH connection for every task (no ControlMaster / ControlPersist).

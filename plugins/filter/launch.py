@@ -13,6 +13,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _container
 from ansible_collections.llmops.inference.plugins.module_utils import _driver as driver
 from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
@@ -101,6 +102,11 @@ def launch_rollout(states_by_host, specs, waves, machines=None):
     return rollout.launch_steps(states_by_host, specs, waves, machines)
 
 
+def launch_front_door(specs):
+    """{host, url, ca, secret_env, members} of the cluster's front door (its PD proxy), else None."""
+    return members.door_of(specs)
+
+
 def launch_waves(plan):
     """{role, 'pool' or 'proxy': wave}: a KV pool service first, then the engines' waves, the proxy last."""
     return launch.engine_waves(plan)
@@ -187,6 +193,7 @@ class FilterModule:
             "launch_labels": launch_labels,
             "launch_run_specs": launch_run_specs,
             "launch_rollout": launch_rollout,
+            "launch_front_door": launch_front_door,
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,
             "pd_proxy_front_door": pd_proxy_front_door,

@@ -20,8 +20,19 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import os
 
 FRONT_DOOR_OWNER = "pd_proxy"
+
+
+def found_on_host(module, table, path):
+    """{nft: its path or None, loaded: the table is loaded, file: its rules file exists} on the module's host."""
+    nft = module.get_bin_path("nft")
+    loaded = False
+    if nft and table:
+        rc, _out, _err = module.run_command([nft, "list", "table", "inet", table])
+        loaded = rc == 0
+    return {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
 
 
 def table_name(cluster):

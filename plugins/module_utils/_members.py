@@ -42,6 +42,16 @@ def proxy_of(specs):
     return next((spec for spec in specs if kind(spec) == "proxy"), None)
 
 
+def door_of(specs):
+    """{"host", "url", "ca", "secret_env", "members"} of the plan's front door (its proxy, the plan's members), else
+    None."""
+    proxy = proxy_of(specs)
+    if proxy is None:
+        return None
+    return {"host": proxy["host"], "url": (proxy.get("meta") or {}).get("api_url"), "ca": (proxy.get("ready") or {}).get("ca") or "",
+            "secret_env": proxy.get("secret_env"), "members": planned(specs)}
+
+
 def of_specs(specs):
     """[{"role", "member"}] of the given engine specs (an instance's, for a roll)."""
     return [{"role": m[0], "member": m[1]} for m in (front_door(s) for s in specs) if m]
@@ -76,6 +86,17 @@ def unreached(members, machines):
 def missing(current, plan):
     """{role: [member]} the plan has that the proxy does not list (a new instance's)."""
     return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}
+
+
+def compared(url, key, ca, wanted):
+    """What the running front door lists against the plan's members ({role: [member]}): {"missing", "unplanned"} by
+    role, or {"error"} when its admin API does not answer (deploy then asks again, in the task that acts on it)."""
+    wanted = {role: [str(m) for m in wanted.get(role) or ()] for role in ROLES}
+    try:
+        current = AdminApi(url, key=key, ca=ca).lists()
+    except (OSError, ValueError) as err:
+        return {"error": "the front door's admin API at %s: %s" % (url, err)}
+    return {"missing": missing(current, wanted), "unplanned": unplanned(current, wanted)}
 
 
 def count(members):

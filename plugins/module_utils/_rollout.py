@@ -163,7 +163,8 @@ def launch_steps(states, specs, waves, machines=None):
     {"host/name": reason}, "lines": one printable line per container stopped or started, "outages": [{"step",
     "role", "instances", "text"}] for each step that restarts every serving instance of a role, "retire": {host:
     [container]}, "front_door": {"host", "url", "ca", "secret_env", "members"} of the proxy when it runs with its
-    planned spec (members: the plan's, by role), else None}. A step's stop / start /
+    planned spec (members: the plan's, by role), else None, "idle": the run has nothing to do (no step, nothing to retire,
+    no config file to rewrite, the front door lists the plan's members, as its host's look read them)}. A step's stop / start /
     restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start",
     "restart", "wait"}}), which is what each host acts on; ``out`` the front door members taken out before it
     starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
@@ -218,8 +219,7 @@ def launch_steps(states, specs, waves, machines=None):
     # the running proxy as planned: one about to restart runs other settings (keys, TLS) than its spec says, and
     # comes up with the members file anyway
     if proxy is not None and uid(proxy) in running and status[uid(proxy)] == "ok":
-        door = {"host": proxy["host"], "url": (proxy.get("meta") or {}).get("api_url"), "ca": (proxy.get("ready") or {}).get("ca") or "",
-                "secret_env": proxy.get("secret_env"), "members": members.planned(specs)}
+        door = members.door_of(specs)
     for wave in waves:
         in_wave = [spec for spec in specs if spec["wave"] == wave]
         first = [s for s in in_wave if dp_group(s) in touched and dp_group(s) not in rolling]
@@ -243,13 +243,33 @@ def launch_steps(states, specs, waves, machines=None):
             lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
                                                              why[uid(s)]) for s in start]
     _nothing_to_wait_for(steps)
+    # the steps after the last one that acts are left out: each costs a play about ten skipped tasks per host, and a
+    # no-op run then walks through none (issue 21 section 5)
+    while steps and not any(steps[-1][key] for key in ("stop", "start", "wait", "out", "drain")):
+        steps.pop()
     lines += [outage["text"] for outage in outages]
-    return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door}
+    return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door,
+            "idle": not steps and not retire and _settled(states, door)}
+
+
+def _settled(states, door):
+    """Whether a run that starts and retires nothing has nothing else to do either: no host has a config file to
+    rewrite (a live one, like the proxy's members file, changes without a restart), and the running front door, as
+    its host's look read it, lists exactly the plan's members."""
+    if any((state or {}).get("changed_files") for state in states.values()):
+        return False
+    if door is None:
+        return True
+    seen = (states.get(door["host"]) or {}).get("front_door") or {}
+    if "missing" not in seen:
+        return False  # not read, or its admin API did not answer: deploy asks it in the task that acts on it
+    return not members.count(seen["missing"]) and not members.count(seen["unplanned"])
 
 
 def _nothing_to_wait_for(steps):
     """A step that starts and stops nothing, with none after it that does, waits for nothing: its containers run with
-    their specs and nothing later depends on them becoming ready (a no-op run; status.yml probes readiness)."""
+    their specs and nothing later depends on them becoming ready (a no-op run; status.yml probes readiness). Such
+    steps are then left out."""
     for index, step in enumerate(steps):
         if not any(later["start"] or later["stop"] for later in steps[index:]):
             step["wait"] = []

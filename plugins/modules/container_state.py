@@ -15,7 +15,9 @@ description:
     launch spec's hash with the C(llmops.spec-hash) label of its container.
   - Deploy mode starts only what this reports as not C(ok), so a run with nothing changed makes
     one call per host instead of one per container.
-  - Reads only; uses the docker CLI of the host.
+  - Reads only; uses the docker CLI of the host. Deploy's one look at a host before preflight also says which
+    config files would change and whether the host firewall's table is loaded, so a run that starts nothing
+    makes one call per host.
 author:
   - llmops.inference contributors (@llmops)
 extends_documentation_fragment:
@@ -43,6 +45,40 @@ options:
     type: list
     elements: str
     default: []
+  files:
+    description:
+      - The host's config files as deploy writes them (path to content). Those whose content on the host differs are
+        returned in RV(changed_files) and count as rewritten (see O(changed_files)); nothing is written.
+    type: dict
+    default: {}
+  firewall_table:
+    description: The collection's nftables table (family C(inet)); when given, RV(firewall) says whether it is loaded.
+    type: str
+  firewall_file:
+    description: That table's rules file (RV(firewall)).
+    type: str
+  front_door:
+    description:
+      - On the host of the PD proxy, its front door - when the proxy runs with its planned spec, its admin API is asked
+        which members it lists (RV(front_door)), so a run with nothing to add or take out asks it nothing more.
+    type: dict
+    suboptions:
+      url:
+        description: The front door's URL (the proxy spec's C(meta.api_url)).
+        type: str
+        required: true
+      ca:
+        description: The CA file to check an HTTPS front door's certificate with.
+        type: str
+        default: ""
+      admin_key:
+        description: An admin key (the first line is used); empty when the front door has none. Never shown.
+        type: str
+        default: ""
+      members:
+        description: "The plan's members by role: C({prefill: [host:port], decode: [...]})."
+        type: dict
+        required: true
   neighbours:
     description:
       - Names of the containers other inventory hosts on this machine plan (two instances on one server), which are
@@ -101,6 +137,22 @@ ha_roles:
     standby, follower or down. Deploy rolls the leader last.
   returned: success
   type: dict
+changed_files:
+  description: Those of O(files) whose content on the host differs (or that are missing).
+  returned: success
+  type: list
+  elements: str
+firewall:
+  description: With O(firewall_table) - C(nft) (its path or null), C(loaded) (the table is loaded) and C(file) (its
+    rules file exists), as M(llmops.inference.node_facts) gathers them.
+  returned: success and firewall_table given
+  type: dict
+front_door:
+  description: With O(front_door), when the proxy runs with its planned spec - the plan's members the proxy does not
+    list (C(missing)) and those it lists that the plan does not have (C(unplanned)), by role; or C(error) when its
+    admin API did not answer.
+  returned: success, front_door given and the proxy up with its spec
+  type: dict
 containers:
   description: With O(details), by container name (specs' and extra ones) - state, status, started_at, restart_count,
     image, ready (the readiness probe passes now), and ha_role for a service in HA.
@@ -110,8 +162,11 @@ containers:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
+from ansible_collections.llmops.inference.plugins.module_utils._files import read_text
+from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
@@ -126,6 +181,15 @@ def main():
             changed_files=dict(type="list", elements="str", default=[]),
             neighbours=dict(type="list", elements="str", default=[]),
             details=dict(type="bool", default=False),
+            files=dict(type="dict", default={}),
+            firewall_table=dict(type="str"),
+            firewall_file=dict(type="str"),
+            front_door=dict(type="dict", options=dict(
+                url=dict(type="str", required=True),
+                ca=dict(type="str", default=""),
+                admin_key=dict(type="str", default="", no_log=True),
+                members=dict(type="dict", required=True),
+            )),
         ),
         supports_check_mode=True,
     )
@@ -133,7 +197,16 @@ def main():
     running = cluster_containers(module, docker, module.params["cluster"])
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
-    result = compare(specs, hashes, running, module.params["changed_files"], module.params["neighbours"])
+    # what config_files would write (it compares the same way)
+    differing = sorted(path for path, content in module.params["files"].items() if read_text(path) != str(content))
+    result = compare(specs, hashes, running, list(module.params["changed_files"]) + differing, module.params["neighbours"])
+    result["changed_files"] = differing
+    if module.params["firewall_table"]:
+        result["firewall"] = found_on_host(module, module.params["firewall_table"], module.params["firewall_file"])
+    door, proxy = module.params["front_door"], members.proxy_of(specs)
+    if door and proxy is not None and result["status"].get(proxy["name"]) == "ok":
+        key = next((line.strip() for line in (door["admin_key"] or "").splitlines() if line.strip()), None)
+        result["front_door"] = members.compared(door["url"], key, door["ca"] or None, door["members"])
     result["changes"], diff = changes(module, docker, specs, result)
     # the running services in HA that lead now: deploy rolls them last (one failover)
     result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}

@@ -110,6 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
+from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._npu import (
     HCCN_QUERIES, TOOL_PATHS, parse_hccn, parse_npu_smi_info, parse_ping)
@@ -251,15 +252,6 @@ def fabric_facts(module, npus):
     return {"tool": tool, "npus": found}
 
 
-def firewall_facts(module, table, path):
-    nft = module.get_bin_path("nft")
-    loaded = False
-    if nft and table:
-        rc, _out, _err = module.run_command([nft, "list", "table", "inet", table])
-        loaded = rc == 0
-    return {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
-
-
 def etcd_facts(endpoints):
     """{endpoint: {reachable, healthy}}: etcd's /health is {"health": "true"} while its member sees a leader."""
     found = {}
@@ -337,7 +329,7 @@ def main():
     if "ping" in gather:
         facts["ping"] = ping_facts(module, module.params["ping"])
     if "firewall" in gather:
-        facts["firewall"] = firewall_facts(module, module.params["firewall_table"], module.params["firewall_file"])
+        facts["firewall"] = found_on_host(module, module.params["firewall_table"], module.params["firewall_file"])
     if "etcd" in gather:
         facts["etcd"] = etcd_facts(module.params["etcd"])
     module.exit_json(changed=False, facts=facts)

@@ -171,6 +171,20 @@ def test_a_deploy_whose_preflight_fails_starts_nothing_and_skip_tags_skips_it(cl
         undo()
 
 
+def test_a_host_without_docker_is_reported_by_preflight_and_stops_deploy_by_name(clean_nodes):
+    """Deploy looks at every host before preflight; a host it cannot look at is preflight's to report."""
+    sh("pd_a2_d1", "mv /usr/bin/docker /usr/bin/docker.moved")
+    try:
+        result = deploy(check=False)
+        skipped = deploy("--skip-tags", "preflight", check=False)
+    finally:
+        sh("pd_a2_d1", "mv /usr/bin/docker.moved /usr/bin/docker")
+    assert result.returncode != 0 and matches(rows(result.output), ("pd_a2_d1", "container runtime", r"docker does not answer: .+"))
+    assert skipped.returncode != 0
+    assert "host pd_a2_d1: its containers could not be compared with the plan (Failed to find required executable" in skipped.output
+    assert all_containers() == {host: {} for host in NODE}
+
+
 def test_a_rerun_on_the_running_cluster_passes_and_a_failed_one_stops_nothing(clean_nodes):
     deploy()
     before = all_containers()
@@ -179,8 +193,13 @@ def test_a_rerun_on_the_running_cluster_passes_and_a_failed_one_stops_nothing(cl
     inject, undo, _extra, expected = FAULTS["npu_unhealthy"]
     inject()
     try:
+        # a re-run that starts nothing checks nothing (preflight.yml above does, any time)
+        unchanged = deploy(check=False)
         result = deploy("-e", json.dumps({"pd_proxy_extra_flags": {"max-retries": 5}}), check=False)
     finally:
         undo()
+    assert unchanged.returncode == 0, unchanged.output[-3000:]
+    assert "preflight of cluster pd_a2: skipped, every container runs with its planned spec and none starts" in unchanged.output
+    assert "Gather what the plan depends on" not in unchanged.output
     assert result.returncode != 0 and matches(rows(result.output), expected)
     assert all_containers() == before  # the proxy's change waits; nothing running was stopped

@@ -192,8 +192,33 @@ def test_a_neighbours_containers_on_a_shared_machine_are_no_extra_ones():
 def test_a_run_that_starts_nothing_waits_for_nothing_but_a_wave_before_a_start_is_waited_for():
     specs = cluster_specs(two_p_two_d())
     nothing = rollout.launch_steps(states(specs), specs, sorted({s["wave"] for s in specs}))
-    assert all(step["wait"] == [] and all(not h["wait"] for h in step["hosts"].values()) for step in nothing["steps"])
+    assert nothing["steps"] == []
     proxy_down = rollout.launch_steps(states(specs, {"pd-proxy": "stopped"}, down=["pd-proxy"]), specs, sorted({s["wave"] for s in specs}))
     first, last = proxy_down["steps"][0], proxy_down["steps"][-1]
     assert first["start"] == [] and len(first["wait"]) == len([s for s in specs if s["wave"] == first["wave"]])  # ready first
     assert last["start"] == ["pd-proxy"] and last["wait"] == ["pd-proxy"]
+
+
+def test_a_run_is_idle_only_when_nothing_starts_no_file_changes_and_the_front_door_lists_the_plan():
+    specs = cluster_specs(two_p_two_d())
+    waves = sorted({s["wave"] for s in specs})
+    plan = members.planned(specs)
+
+    def looked(door=None, files=()):
+        found = states(specs)
+        if door is not None:
+            found["pd_a2_p0"]["front_door"] = door
+        found["pd_a2_p1"]["changed_files"] = list(files)
+        return rollout.launch_steps(found, specs, waves)
+
+    read = {"missing": {"prefill": [], "decode": []}, "unplanned": {"prefill": [], "decode": []}}
+    assert looked(read)["idle"] and looked(read)["steps"] == []
+    assert not looked(None)["idle"]  # the front door was not read: deploy asks it
+    assert not looked({"error": "the front door's admin API at ...: refused"})["idle"]
+    assert not looked(dict(read, missing={"prefill": plan["prefill"][:1], "decode": []}))["idle"]
+    assert not looked(dict(read, unplanned={"prefill": [], "decode": ["192.0.2.99:9900"]}))["idle"]
+    # the members file is live: rewritten, it restarts nothing, but the run still has it to write
+    idle_but_file = looked(read, files=["/etc/llmops/pd_proxy/instances.json"])
+    assert idle_but_file["steps"] == [] and not idle_but_file["idle"]
+    down = states(specs, {"pd-proxy": "stopped"}, down=["pd-proxy"])
+    assert not rollout.launch_steps(down, specs, waves)["idle"]

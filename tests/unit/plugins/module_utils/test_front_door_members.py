@@ -148,38 +148,52 @@ def test_the_plans_members_against_what_the_proxy_lists():
     assert members.metrics_urls({"prefill": ["192.0.2.60:9081"]}) == {"192.0.2.60:9081": "http://192.0.2.60:9081/metrics"}
 
 
+class FakeAdminApi:
+    """The proxy's admin API on the loopback: every POST is recorded in ``seen`` (path, Authorization, body) and answered
+    with ``lists`` (its "current_*_instances"); a key other than ``key`` gets 401. ``url`` while it serves."""
+
+    def __init__(self, lists, key=None):
+        self.lists, self.key, self.seen = lists, key, []
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.seen.append((self.path, self.headers.get("Authorization"), body))
+                answer = json.dumps(fake.lists).encode()
+                refused = fake.key is not None and self.headers.get("Authorization") != "Bearer " + fake.key
+                self.send_response(401 if refused else 200)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *_exc):
+        self.server.shutdown()
+        self.server.server_close()  # refused from now on, not left to time out
+
+
 def test_the_admin_api_client_sends_the_key_and_reads_the_lists():
-    seen = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append((self.path, self.headers.get("Authorization"), body))
-            answer = json.dumps({"current_prefill_instances": ["192.0.2.41:9081"], "current_decode_instances": []}).encode()
-            self.send_response(200 if self.headers.get("Authorization") == "Bearer admin-a" else 401)
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = "http://127.0.0.1:%d" % server.server_address[1]
-        api = members.AdminApi(url, key="admin-a")
+    lists = {"current_prefill_instances": ["192.0.2.41:9081"], "current_decode_instances": []}
+    with FakeAdminApi(lists, key="admin-a") as fake:
+        api = members.AdminApi(fake.url, key="admin-a")
         assert api.lists() == {"prefill": ["192.0.2.41:9081"], "decode": []}
         api.remove({"prefill": [], "decode": ["192.0.2.43:9900"]})
-        assert seen[-1] == ("/instances/remove", "Bearer admin-a", {"type": "decode", "instances": ["192.0.2.43:9900"]})
+        assert fake.seen[-1] == ("/instances/remove", "Bearer admin-a", {"type": "decode", "instances": ["192.0.2.43:9900"]})
         try:
-            members.AdminApi(url, key="wrong").lists()
+            members.AdminApi(fake.url, key="wrong").lists()
             raise AssertionError("a refused key passed")
         except ValueError as err:
             assert "/instances/add answered 401" in str(err)
-    finally:
-        server.shutdown()
 
 
 def test_a_neighbours_containers_on_a_shared_machine_are_no_extra_ones():

@@ -6,11 +6,9 @@ the running front door's members, against a docker and an admin API that answer 
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import sys
-import threading
 
 import pytest
 
@@ -22,7 +20,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _members a
 from ansible_collections.llmops.inference.plugins.modules import container_state as module
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))
-from test_front_door_members import cluster_specs  # noqa: E402  pylint: disable=wrong-import-position
+from test_front_door_members import FakeAdminApi, cluster_specs  # noqa: E402  pylint: disable=wrong-import-position
 from test_instances import two_p_two_d  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -72,34 +70,16 @@ def test_the_running_proxy_is_asked_which_members_it_lists_and_a_stopped_one_is_
     specs = cluster_specs(two_p_two_d())
     proxy, plan = specs[-1], members.planned(specs)
     listed = {"current_prefill_instances": plan["prefill"][:1] + ["192.0.2.60:9081"], "current_decode_instances": plan["decode"]}
-    asked = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's name)
-            asked.append((self.path, self.headers.get("Authorization")))
-            answer = json.dumps(listed).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        def log_message(self, *_args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        door = {"url": "http://127.0.0.1:%d" % server.server_address[1], "admin_key": "admin-a\nadmin-b", "members": plan}
+    with FakeAdminApi(listed) as fake:
+        door = {"url": fake.url, "admin_key": "admin-a\nadmin-b", "members": plan}
         docker((proxy["name"], "running", launch.spec_hash(proxy)))
         result = look(capsys, specs=[proxy], front_door=door)
         assert result["front_door"] == {"missing": {"prefill": plan["prefill"][1:], "decode": []},
                                         "unplanned": {"prefill": ["192.0.2.60:9081"], "decode": []}}
-        assert asked == [("/instances/add", "Bearer admin-a")]  # the lists are read with an add of nothing
+        # the lists are read with an add of nothing, with the first admin key
+        assert fake.seen == [("/instances/add", "Bearer admin-a", {"type": "prefill", "instances": []})]
         assert "admin-a" not in json.dumps(result)
         docker((proxy["name"], "exited", launch.spec_hash(proxy)))
-        assert "front_door" not in look(capsys, specs=[proxy], front_door=door) and len(asked) == 1
-        server.shutdown()
-        docker((proxy["name"], "running", launch.spec_hash(proxy)))
-        assert "error" in look(capsys, specs=[proxy], front_door=dict(door, url="http://127.0.0.1:9"))["front_door"]
-    finally:
-        server.shutdown()
+        assert "front_door" not in look(capsys, specs=[proxy], front_door=door) and len(fake.seen) == 1
+    docker((proxy["name"], "running", launch.spec_hash(proxy)))
+    assert "error" in look(capsys, specs=[proxy], front_door=dict(door, url=fake.url))["front_door"]  # no longer answers

@@ -17,6 +17,17 @@ def read_text(path):
         return None
 
 
+def differing(files):
+    """[(path, content now or None, wanted content)] of the files ({path: content}) whose content on this host differs,
+    by path."""
+    found = []
+    for path, content in sorted(files.items()):
+        before, content = read_text(path), str(content)
+        if before != content:
+            found.append((path, before, content))
+    return found
+
+
 def write_text(path, text):
     """Write text to path, creating its directory."""
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -88,6 +88,11 @@ def missing(current, plan):
     return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}
 
 
+def first_key(text):
+    """The admin key the collection's calls use: the first non-empty line of the keys text, else None."""
+    return next((line.strip() for line in (text or "").splitlines() if line.strip()), None)
+
+
 def compared(url, key, ca, wanted):
     """What the running front door lists against the plan's members ({role: [member]}): {"missing", "unplanned"} by
     role, or {"error"} when its admin API does not answer (deploy then asks again, in the task that acts on it)."""

@@ -242,11 +242,7 @@ def launch_steps(states, specs, waves, machines=None):
                       % (len(steps), wave, s["name"], s["host"]) for s in stopped]
             lines += ["step %d (wave %d%s): %s on %s: %s" % (len(steps), wave, ", rolled" if rolled else "", s["name"], s["host"],
                                                              why[uid(s)]) for s in start]
-    _nothing_to_wait_for(steps)
-    # the steps after the last one that acts are left out: each costs a play about ten skipped tasks per host, and a
-    # no-op run then walks through none (issue 21 section 5)
-    while steps and not any(steps[-1][key] for key in ("stop", "start", "wait", "out", "drain")):
-        steps.pop()
+    _drop_idle_tail(steps)
     lines += [outage["text"] for outage in outages]
     return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door,
             "idle": not steps and not retire and _settled(states, door)}
@@ -266,15 +262,13 @@ def _settled(states, door):
     return not members.count(seen["missing"]) and not members.count(seen["unplanned"])
 
 
-def _nothing_to_wait_for(steps):
-    """A step that starts and stops nothing, with none after it that does, waits for nothing: its containers run with
-    their specs and nothing later depends on them becoming ready (a no-op run; status.yml probes readiness). Such
-    steps are then left out."""
-    for index, step in enumerate(steps):
-        if not any(later["start"] or later["stop"] for later in steps[index:]):
-            step["wait"] = []
-            for mine in step["hosts"].values():
-                mine["wait"] = []
+def _drop_idle_tail(steps):
+    """The steps after the last one that starts or stops something are left out: their containers run with their specs
+    and nothing later depends on them becoming ready (a no-op run walks through none; status.yml probes readiness),
+    and each would cost a play about ten skipped tasks per host (issue 21 section 5). A step that takes members out or
+    drains them starts something, so it stays."""
+    while steps and not (steps[-1]["start"] or steps[-1]["stop"]):
+        steps.pop()
 
 
 def _taken_out(start, groups, running):

@@ -54,7 +54,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
+from ansible_collections.llmops.inference.plugins.module_utils._files import differing, write_text
 
 
 def main():
@@ -62,14 +62,11 @@ def main():
         argument_spec=dict(files=dict(type="dict", required=True), mode=dict(type="raw", default="0644")),
         supports_check_mode=True,
     )
-    changed, diffs = [], []
-    for path, content in sorted(module.params["files"].items()):
+    for path in sorted(module.params["files"]):
         if not os.path.isabs(path):
             module.fail_json(msg="config file path %r is not absolute" % path)
-        content = str(content)
-        before = read_text(path)
-        if before == content:
-            continue
+    changed, diffs = [], []
+    for path, before, content in differing(module.params["files"]):
         changed.append(path)
         diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
         if not module.check_mode:

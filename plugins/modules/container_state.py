@@ -165,7 +165,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
-from ansible_collections.llmops.inference.plugins.module_utils._files import read_text
+from ansible_collections.llmops.inference.plugins.module_utils._files import differing
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
@@ -197,16 +197,15 @@ def main():
     running = cluster_containers(module, docker, module.params["cluster"])
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
-    # what config_files would write (it compares the same way)
-    differing = sorted(path for path, content in module.params["files"].items() if read_text(path) != str(content))
-    result = compare(specs, hashes, running, list(module.params["changed_files"]) + differing, module.params["neighbours"])
-    result["changed_files"] = differing
+    # what config_files would write
+    rewritten = [path for path, _before, _content in differing(module.params["files"])]
+    result = compare(specs, hashes, running, list(module.params["changed_files"]) + rewritten, module.params["neighbours"])
+    result["changed_files"] = rewritten
     if module.params["firewall_table"]:
         result["firewall"] = found_on_host(module, module.params["firewall_table"], module.params["firewall_file"])
     door, proxy = module.params["front_door"], members.proxy_of(specs)
     if door and proxy is not None and result["status"].get(proxy["name"]) == "ok":
-        key = next((line.strip() for line in (door["admin_key"] or "").splitlines() if line.strip()), None)
-        result["front_door"] = members.compared(door["url"], key, door["ca"] or None, door["members"])
+        result["front_door"] = members.compared(door["url"], members.first_key(door["admin_key"]), door["ca"] or None, door["members"])
     result["changes"], diff = changes(module, docker, specs, result)
     # the running services in HA that lead now: deploy rolls them last (one failover)
     result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}

@@ -127,7 +127,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    key = next((line.strip() for line in (params["admin_key"] or "").splitlines() if line.strip()), None)
+    key = members.first_key(params["admin_key"])
     api = members.AdminApi(params["url"], key=key, ca=params["ca"] or None)
     wanted = {role: [str(m) for m in params["members"].get(role) or ()] for role in members.ROLES}
     none = {role: [] for role in members.ROLES}

@@ -45,4 +45,5 @@ PY
 fi
 mkdir -p "$collections/ansible_collections/llmops"
 ln -sfn "$root" "$collections/ansible_collections/llmops/inference"
-echo "bootstrap: ready ($(.venv/bin/ansible --version | head -1))"
+# sed reads to the end: head closing the pipe early made ansible print a BrokenPipeError traceback
+echo "bootstrap: ready ($(.venv/bin/ansible --version | sed -n 1p))"

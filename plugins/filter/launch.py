@@ -63,6 +63,11 @@ def preflight_gather(specs, created=()):
     return preflight_inputs.gather_inputs(specs, created or ())
 
 
+def preflight_facts(looks_by_host, gathered_by_host):
+    """{host: node_facts result}: what deploy's look gathered where it did, else what preflight's gather returned."""
+    return preflight.facts_of(looks_by_host, gathered_by_host)
+
+
 def preflight_pings(facts_by_host, specs):
     """{host: pings to send}: prefill nodes to decode nodes, and between the nodes of one DP group."""
     return preflight_fabric.ping_targets(facts_by_host, specs)
@@ -204,6 +209,7 @@ class FilterModule:
             "secret_strings": secret_strings,
             "held_devices": held_devices,
             "preflight_gather": preflight_gather,
+            "preflight_facts": preflight_facts,
             "preflight_pings": preflight_pings,
             "preflight_report": preflight_report,
             "cluster_status": cluster_status,

@@ -15,6 +15,22 @@ from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool i
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import row, table
 
 
+def facts_of(looks_by_host, gathered_by_host):
+    """Each host's facts as node_facts returns them ({"facts": ...}), or what failed: those deploy's look gathered in its
+    one call to the host (a host with a container to start), else the result of preflight's own gather, else no
+    answer."""
+    found = {}
+    for host in set(looks_by_host) | set(gathered_by_host):
+        look, gathered = looks_by_host.get(host) or {}, gathered_by_host.get(host) or {}
+        if isinstance(look.get("preflight"), dict):
+            found[host] = {"facts": look["preflight"]}
+        elif gathered and not gathered.get("skipped"):
+            found[host] = gathered
+        else:
+            found[host] = {"unreachable": True}
+    return found
+
+
 def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):
     """{"rows": problem rows of every host, "table": printable, "summary": lines, "matrix": ping lines, "warnings": what
     the operator should know but need not fix (what a failover of HA masters keeps)}."""

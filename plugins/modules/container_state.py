@@ -92,6 +92,12 @@ options:
         probe passes now (one round, for status reports).
     type: bool
     default: false
+  preflight:
+    description:
+      - The options of M(llmops.inference.node_facts) (C(gather) and what it takes). When this host has a container to
+        start (RV(start) is not empty), those facts are gathered in this same call and returned in RV(preflight), so
+        that preflight, which runs next, does not ask the host again. A host with nothing to start gathers nothing.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -147,6 +153,11 @@ firewall:
     rules file exists), as M(llmops.inference.node_facts) gathers them.
   returned: success and firewall_table given
   type: dict
+preflight:
+  description: With O(preflight) and a container to start - the facts M(llmops.inference.node_facts) returns (its
+    RV(llmops.inference.node_facts#module:facts)).
+  returned: success, preflight given and RV(start) not empty
+  type: dict
 front_door:
   description: With O(front_door), when the proxy runs with its planned spec - the plan's members the proxy does not
     list (C(missing)) and those it lists that the plan does not have (C(unplanned)), by role; or C(error) when its
@@ -161,6 +172,7 @@ containers:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
@@ -168,6 +180,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._container_state 
 from ansible_collections.llmops.inference.plugins.module_utils._files import differing
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
+from ansible_collections.llmops.inference.plugins.module_utils._node_gather import ARGUMENT_SPEC, gathered
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
     RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record)
@@ -181,6 +194,7 @@ def main():
             changed_files=dict(type="list", elements="str", default=[]),
             neighbours=dict(type="list", elements="str", default=[]),
             details=dict(type="bool", default=False),
+            preflight=dict(type="dict"),
             files=dict(type="dict", default={}),
             firewall_table=dict(type="str"),
             firewall_file=dict(type="str"),
@@ -207,12 +221,22 @@ def main():
     if door and proxy is not None and result["status"].get(proxy["name"]) == "ok":
         result["front_door"] = members.compared(door["url"], members.first_key(door["admin_key"]), door["ca"] or None, door["members"])
     result["changes"], diff = changes(module, docker, specs, result)
+    if module.params["preflight"] and result["start"]:
+        result["preflight"] = preflight_facts(module, module.params["preflight"])
     # the running services in HA that lead now: deploy rolls them last (one failover)
     result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}
     if module.params["details"]:
         result["containers"] = details(module, docker, specs, running, result["running"], result["ha_roles"])
     # "changed" when a container runs with other settings than planned, so --diff shows them
     module.exit_json(changed=bool(diff), diff=diff, **result)
+
+
+def preflight_facts(module, options):
+    """node_facts's facts, its options checked as node_facts checks them."""
+    found = ArgumentSpecValidator(ARGUMENT_SPEC).validate(options)
+    if found.error_messages:
+        module.fail_json(msg="preflight: %s" % "; ".join(found.error_messages))
+    return gathered(module, set(found.validated_parameters["gather"]), found.validated_parameters)
 
 
 def changes(module, docker, specs, result):

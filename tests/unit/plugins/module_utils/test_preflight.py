@@ -76,3 +76,16 @@ def test_several_faults_on_several_hosts_come_in_one_report_and_unreachable_host
     result = report(facts, specs=specs)
     assert [(r["host"], r["check"]) for r in result["rows"]] == [("d0", "devices"), ("d0", "network"), ("d1", "reachable")]
     assert result["table"][0].split() == ["HOST", "CHECK", "FOUND", "NEEDED", "FIX"] and len(result["table"]) == 4
+
+
+def test_each_hosts_facts_come_from_the_look_where_it_gathered_them_else_from_preflights_gather():
+    from ansible_collections.llmops.inference.plugins.module_utils._preflight import facts_of  # pylint: disable=import-outside-toplevel
+    looks = {"p0": {"start": ["e"], "preflight": {"memory": {"total": 1}}}, "p1": {"start": []}, "d0": {}, "d1": {}}
+    gathered = {"p0": {"skipped": True, "changed": False}, "p1": {"facts": {"memory": {"total": 2}}},
+                "d0": {"unreachable": True, "msg": "ssh: no route"}}
+    assert facts_of(looks, gathered) == {
+        "p0": {"facts": {"memory": {"total": 1}}},  # the look's, not the skipped gather
+        "p1": {"facts": {"memory": {"total": 2}}},  # nothing to start there: preflight gathered itself
+        "d0": {"unreachable": True, "msg": "ssh: no route"},  # its failure is the report's row
+        "d1": {"unreachable": True},  # neither answered
+    }

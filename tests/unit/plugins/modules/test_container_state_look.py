@@ -83,3 +83,29 @@ def test_the_running_proxy_is_asked_which_members_it_lists_and_a_stopped_one_is_
         assert "front_door" not in look(capsys, specs=[proxy], front_door=door) and len(fake.seen) == 1
     docker((proxy["name"], "running", launch.spec_hash(proxy)))
     assert "error" in look(capsys, specs=[proxy], front_door=dict(door, url=fake.url))["front_door"]  # no longer answers
+
+
+def test_a_host_with_a_container_to_start_answers_preflights_gather_in_the_same_call_and_one_without_does_not(
+        capsys, tmp_path, docker):
+    spec = launch.new_spec(name="vllm-x", host="h", image="img:1")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    gather = {"gather": ["paths", "memory", "firewall"], "paths": [str(model)], "firewall_table": "llmops_c",
+              "firewall_file": str(tmp_path / "none.nft")}
+    missing = look(capsys, specs=[spec], preflight=gather)  # nothing runs yet: the container starts
+    assert missing["start"] == ["vllm-x"]
+    facts = missing["preflight"]
+    assert facts["paths"][str(model)]["config_json"] is True and facts["memory"]["total"] > 0
+    assert facts["firewall"]["loaded"] is False and facts["firewall"]["file"] is False
+    docker(("vllm-x", "running", launch.spec_hash(spec)))
+    running = look(capsys, specs=[spec], preflight=gather)
+    assert running["start"] == [] and "preflight" not in running  # nothing to start: preflight is skipped, nothing gathered
+
+
+def test_preflights_options_are_checked_as_node_facts_checks_them(capsys, docker):
+    spec = launch.new_spec(name="vllm-x", host="h", image="img:1")
+    with patch_module_args(dict(cluster="c", specs=[spec], preflight={"gather": ["npus_typo"]})), pytest.raises(SystemExit):
+        module.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] and result["msg"].startswith("preflight: ") and "npus_typo" in result["msg"]

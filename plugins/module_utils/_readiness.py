@@ -83,6 +83,12 @@ def ha_role(spec):
     return None
 
 
+def reads_logs(spec):
+    """Whether the spec's readiness probe reads the container's log (a docker CLI call, not a look at a port)."""
+    ready = spec.get("ready") or {}
+    return "http" not in ready and "log" in ready
+
+
 def probe(docker, spec):
     ready = spec.get("ready") or {}
     if "http" in ready:

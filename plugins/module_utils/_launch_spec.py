@@ -31,6 +31,8 @@ SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volu
 UNHASHED_KEYS = ("meta",)
 SECRET_PLACEHOLDER = "<secret>"
 API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
+# vllm serve flags that take the engines' key (vllm_engine_args / vllm_engine_role_args keys, without the dashes)
+SECRET_FLAGS = ("api-key", "api_key")
 PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
 # Environment names that hold secrets even when set in vllm_engine_env.
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
@@ -196,6 +198,16 @@ def plain_api_key(engine, cluster):
                              "vllm_engine_secret_env (in a vault)." % (cluster, variable, API_KEY_ENV))
 
 
+def secret_flags(engine, cluster):
+    """Refuse the engines' key as a vllm serve flag: --api-key would put it into the command every output shows, and
+    vLLM reads VLLM_API_KEY from the environment instead."""
+    flags = sorted({flag for args in [engine.get("args") or {}] + list((engine.get("role_args") or {}).values())
+                    for flag in (args or {}) if flag in SECRET_FLAGS})
+    if flags:
+        raise ValueError("cluster %s: %s in vllm_engine_args / vllm_engine_role_args would show the key in every output. Fix: "
+                         "remove it and set vllm_engine_secret_env: {VLLM_API_KEY: ...} (vLLM reads it)." % (cluster, ", ".join(flags)))
+
+
 def engine_specs(plan, engine):
     """The launch specs of every engine process of the plan.
 
@@ -206,6 +218,7 @@ def engine_specs(plan, engine):
     secret_env (masked, see the module's docstring).
     """
     plain_api_key(engine, plan["cluster"])
+    secret_flags(engine, plan["cluster"])
     waves = engine_waves(plan)
     driver = engine["driver"]
     specs = []

@@ -66,3 +66,14 @@ def test_the_engines_key_in_plain_environment_is_refused():
                          ("vllm_engine_role_env.decode", {"role_env": {"decode": {"VLLM_API_KEY": PLANTED}}})):
         with pytest.raises(ValueError, match=r"cluster pd_a2: %s sets VLLM_API_KEY.*Fix: move it to vllm_engine_secret_env" % where):
             launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(**extra))
+
+
+def test_the_engines_key_as_a_vllm_serve_flag_is_refused_by_name_without_its_value():
+    for extra in ({"args": {"api-key": PLANTED}}, {"role_args": {"prefill": {"max-num-seqs": 8}, "decode": {"api_key": PLANTED}}}):
+        with pytest.raises(ValueError) as refused:
+            launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(**extra))
+        assert "cluster pd_a2: %s in vllm_engine_args / vllm_engine_role_args would show the key in every output" % (
+            list(extra.get("args") or extra["role_args"]["decode"])[0]) in str(refused.value)
+        assert "Fix: remove it and set vllm_engine_secret_env: {VLLM_API_KEY: ...}" in str(refused.value)
+        assert PLANTED not in str(refused.value)
+    assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"max-num-seqs": 8}))  # other flags pass

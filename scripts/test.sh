@@ -125,16 +125,17 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # Steps of one lane share harness nodes, or would compete for the CPU.
 together "unit plan-mode sim-engine yamllint changelog ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
-# The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait.
-# pd_a2's own scenario is not run: the deploy step converges pd_a2 on the same nodes and tests its idempotence, verify
-# and teardown (among much else), and the CPU is what CI lacks (2026-12-04: real vLLM moved beside this lane slowed the
-# deploy step from 846 s to 1108 s, which ate all it saved).
+# The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait, then
+# pool-recovery (the pd_pool_a2 nodes: its molecule scenario is done with them by then). pd_a2's own scenario is not run:
+# the deploy step converges pd_a2 on the same nodes and tests its idempotence, verify and teardown (among much else).
+# The CPU is what CI lacks: both lanes together keep both cores busy until the molecules end, then each lane alone left
+# a third to a half of them idle (2026-12-05, vmstat), which pool-recovery, whose loads are a steady 20 requests a second
+# (tests/harness/load.py; a flood beside this lane once took the deploy step from 723 s to 2060 s), now uses.
 together "deploy instances preflight" \
-  "molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100"
-# Alone: pool-recovery, whose HA module drives loads through the front door as fast as it answers (beside the deploy
-# lane it ran into its bound and the deploy step took 2060 s against 723 s alone), real vLLM, and the benchmarks
-# whose figures need the machine.
-alone pool-recovery benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd
+  "molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100 pool-recovery"
+# Alone: real vLLM, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane slowed the deploy
+# step from 846 s to 1108 s, which ate all it saved).
+alone benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd
 
 [ -z "$failures" ] || echo "failed steps:$failures"
 echo "steps: $passed passed, $failed failed"

@@ -7,8 +7,10 @@
         ...  # roll, add or remove an instance
     print(load.report("roll decode"))
 
-``workers`` threads send one completion after another until ``requests`` were sent, ``seconds`` passed or the
-block ends, whichever is first: bounded in count and time. Send it only to loopback or to the harness's own
+``workers`` threads send one completion after another, together at most ``rate`` a second (the n-th not before n /
+``rate`` seconds; None: as fast as the cluster answers), until ``requests`` were sent, ``seconds`` passed or the block
+ends, whichever is first: bounded in count and time. A steady stream, not a flood: on the harness's two cores a flood
+took the CPU from the change under test (a roll took twice as long) and made the figures the machine's. Send it only to loopback or to the harness's own
 network. Each request's start, end and outcome is kept; the report gives requests sent, failed (with the first
 errors), throughput overall and its dip: the lowest throughput of a one-second window against the median
 window (1.0: no dip).
@@ -24,8 +26,13 @@ import urllib.error
 import urllib.request
 
 
+# Requests a second over all workers, by default (about what the pd_a2 harness answered while a change ran beside it).
+RATE = 20
+
+
 class Load:
-    def __init__(self, url, model, requests=2000, seconds=300, workers=4, key=None, max_tokens=4, timeout=30, prompt="steady load"):
+    def __init__(self, url, model, requests=2000, seconds=300, workers=4, key=None, max_tokens=4, timeout=30, prompt="steady load",
+                 rate=RATE):
         """``prompt``: one prompt for every request, or a function of the request's number (a shared-prefix workload:
         the same long prefix and a suffix of its own, so each request stores new blocks and looks them up)."""
         self.url = url.rstrip("/") + "/v1/completions"
@@ -33,7 +40,7 @@ class Load:
         self.headers = {"Content-Type": "application/json"}
         if key:
             self.headers["Authorization"] = "Bearer " + key
-        self.limit, self.seconds, self.timeout = requests, seconds, timeout
+        self.limit, self.seconds, self.timeout, self.rate = requests, seconds, timeout, rate
         self.results, self.lock, self.stop = [], threading.Lock(), threading.Event()
         self.threads = [threading.Thread(target=self._run, daemon=True) for _worker in range(workers)]
         self.started = None
@@ -58,7 +65,9 @@ class Load:
         with self.lock:
             if self.stop.is_set() or len(self.results) >= self.limit or time.monotonic() - self.started > self.seconds:
                 return None
-            entry = {"start": time.monotonic() - self.started, "number": len(self.results)}
+            number = len(self.results)
+            due = number / self.rate if self.rate else 0.0  # seconds after the start this request may go
+            entry = {"start": max(due, time.monotonic() - self.started), "number": number}
             self.results.append(entry)
             return entry
 
@@ -66,6 +75,11 @@ class Load:
         while True:
             entry = self._claim()
             if entry is None:
+                return
+            # the request's turn; when the block ends first, it is not sent
+            if self.stop.wait(max(0.0, self.started + entry["start"] - time.monotonic())):
+                with self.lock:
+                    self.results.remove(entry)
                 return
             prompt = self.prompt(entry["number"]) if callable(self.prompt) else self.prompt
             body = json.dumps({"model": self.model, "prompt": prompt, "max_tokens": self.max_tokens}).encode()

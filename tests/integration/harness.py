@@ -119,21 +119,24 @@ def metric(text, name, **labels):
 
 
 ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
+# The pool modules' attacker: they run beside the pd_a2 lane (scripts/test.sh), whose tests use ATTACKER at the same time.
+POOL_ATTACKER = "10.213.7.249"
 ATTEMPTS = HARNESS / "front_door_attempts.py"
 
 
-def tcp_from(where, addresses):
-    """{address: connected / refused / ...} of TCP connections from the attacker container ("attacker") or a node."""
+def tcp_from(where, addresses, address=ATTACKER):
+    """{address: connected / refused / ...} of TCP connections from the attacker container ("attacker", at ``address``)
+    or a node."""
     if where == "attacker":
-        return attacker("--tcp", *addresses)["tcp"]
+        return attacker("--tcp", *addresses, address=address)["tcp"]
     run = subprocess.run(["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses], input=ATTEMPTS.read_text(),
                          capture_output=True, text=True, timeout=120, check=True)
     return json.loads(run.stdout)["tcp"]
 
 
-def attacker(*args):
-    """What tests/harness/front_door_attempts.py saw, run in a container at ATTACKER that is no cluster's node."""
-    run = subprocess.run(["docker", "run", "--rm", "--network", "llmops-net", "--ip", ATTACKER, "--label", "llmops.harness=1",
+def attacker(*args, address=ATTACKER):
+    """What tests/harness/front_door_attempts.py saw, run in a container at ``address`` that is no cluster's node."""
+    run = subprocess.run(["docker", "run", "--rm", "--network", "llmops-net", "--ip", address, "--label", "llmops.harness=1",
                           "-v", "%s:/attempts:ro" % ATTEMPTS.parent, "--entrypoint", "python3", "llmops-node:test",
                           "/attempts/" + ATTEMPTS.name, *args], capture_output=True, text=True, timeout=180, check=True)
     return json.loads(run.stdout)

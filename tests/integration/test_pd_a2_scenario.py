@@ -32,6 +32,7 @@ import os
 import re
 import subprocess
 import tarfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -261,15 +262,19 @@ def test_a_container_that_exits_fails_the_play_with_its_log(deployed):
 
 
 def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(deployed):
-    """Decode rank 2 on D0 dies while every rank is still loading. D0's wait fails with its
-    log; the other hosts' waits (whose DP groups can never complete) stop at once instead of
-    running into their timeout, and the play fails naming the container."""
+    """While every rank is still loading, the play prints every 2 s (container_launch_progress_interval) which ranks
+    are: then decode rank 2 on D0 dies. D0's wait fails with its log; the other hosts' waits (whose DP groups can
+    never complete) stop at once instead of running into their timeout, and the play fails naming the container."""
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
-    slow = {"vllm_engine_role_env": {role: {"VLLM_SIM_START_DELAY": "60"} for role in ("prefill", "decode")}}
+    slow = {"vllm_engine_role_env": {role: {"VLLM_SIM_START_DELAY": "60"} for role in ("prefill", "decode")},
+            "container_launch_progress_interval": 2}
     command = ["ansible-playbook", str(ROOT / "playbooks" / "pd_a2.yml"), "-i", str(LAB), "-i", str(INVENTORY),
                "-e", json.dumps(slow)]
     env = dict(os.environ, ANSIBLE_CONNECTION_PLUGINS=str(HERE / "connection_plugins"))
     play = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(play.stdout), daemon=True)  # the play's output as it comes
+    reader.start()
     victim = "vllm-ascend-decode-dp2"
     deadline = time.monotonic() + 90
     while not all_containers()["pd_a2_p1"]:  # the last host's rank exists: every container started
@@ -281,25 +286,19 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(d
         return "vllm serve" in logs.stdout + logs.stderr
 
     wait_until(loading, 30, "%s's start line" % victim)
+    progress = re.compile(r"pd_a2_d1: [0-3] of 4 ready after \d+ s; still loading: vllm-ascend-decode-dp4 \(DP rank 4\)")
+    wait_until(lambda: any(progress.search(line) for line in list(lines)), 30, "a progress line naming D1's loading ranks")
     node_docker("llmops-pd-a2-d0", "kill", victim)
     killed = time.monotonic()
-    output, _stderr = play.communicate(timeout=120)
+    play.wait(timeout=120)
     took = time.monotonic() - killed
+    reader.join(timeout=30)
+    output = "".join(lines)
     assert play.returncode != 0
     assert took < 15, "the play ended %.1f s after the kill" % took
     assert re.search(r"container %s is exited \d+ before it was ready" % victim, output)
     assert re.search(r"fatal: \[pd_a2_p1\].*stopped waiting for vllm-ascend-prefill-dp1: the wait on host pd_a2_d0 failed", output)
     assert "pd-proxy" not in all_containers()["pd_a2_p0"]  # the next wave never started
-    deploy()  # back to the good plan for the remaining tests
-    wait_http(PROXY + "/healthcheck")
-
-
-def test_waiting_prints_which_ranks_are_still_loading(deployed):
-    run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), *TEARDOWN)
-    slow = {"vllm_engine_role_env": {"decode": {"VLLM_SIM_START_DELAY": "6"}, "prefill": {"VLLM_SIM_START_DELAY": "1"}},
-            "container_launch_progress_interval": 2}
-    result = deploy("-e", json.dumps(slow))
-    assert re.search(r"pd_a2_d1: [0-3] of 4 ready after \d+ s; still loading: vllm-ascend-decode-dp4 \(DP rank 4\)", result.output)
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
 

@@ -30,11 +30,12 @@ class FakeDocker:
 
 @pytest.fixture
 def models_server():
-    """An HTTP server on 127.0.0.1 answering /v1/models with the model ids it is given."""
-    state = {"ids": [], "status": 200}
+    """An HTTP server on 127.0.0.1 answering /v1/models with the model ids it is given, and the status; it counts GETs."""
+    state = {"ids": [], "status": 200, "gets": 0}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
+            state["gets"] += 1
             body = json.dumps({"data": [{"id": i} for i in state["ids"]]}).encode()
             self.send_response(state["status"])
             self.send_header("Content-Length", str(len(body)))

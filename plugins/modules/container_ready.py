@@ -14,7 +14,8 @@ description:
   - Polls every container of a launch wave on the host until each passes its readiness probe.
   - "An C(http) probe needs HTTP 200; for a C(/v1/models) URL the answer must also list the
     served model name (C(--served-model-name) of the spec's command, else the model argument).
-    A C(log) probe (a regular expression) needs a matching line in the container's log,
+    A C(log) probe (a regular expression) needs a matching line in the container's log (followed as it
+    comes, C(docker logs --follow)),
     a C(tcp) probe (HOST:PORT) an open port."
   - Fails at once, with the last log lines, when a container it waits for or watches is not
     running (exited, dead or missing), and at the timeout with the log lines of every container
@@ -98,9 +99,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe, reads_logs
 
-# Seconds between looks at the containers' states and their logs (a headless DP rank is ready by its log): each is a
-# docker CLI call, while an HTTP probe of a port is nearly free, so a ready server is noticed within the probe interval,
-# and a ready headless rank or an exited container within this.
+# Seconds between looks at the containers' states: each is a docker CLI call, while an HTTP probe of a port is nearly
+# free, so a ready server is noticed within the probe interval, an exited container within this. A log probe (a
+# headless DP rank is ready by its log) reads the log docker streams to the module as it comes, each interval.
 DOCKER_EVERY = 0.5
 
 
@@ -125,7 +126,10 @@ def main():
     pending = {spec["name"]: spec for spec in params["containers"]}
     watched = [spec["name"] for spec in params["watch"]]
     ready = {}
-    looked = None  # when the containers' states (and the log probes, which read the logs) were last looked at
+    for name, spec in pending.items():
+        if reads_logs(spec):
+            docker.follow(name)
+    looked = None  # when the containers' states were last looked at
     while True:
         now = time.monotonic()
         # HTTP and TCP probes every interval; what needs the Docker CLI every DOCKER_EVERY at most
@@ -139,7 +143,8 @@ def main():
                     module.fail_json(msg="container %s is %s %s; its last log lines:\n%s"
                                      % (name, state, what, docker.logs(name, params["log_lines"])), container=name)
         for name, spec in list(pending.items()):
-            if (look or not reads_logs(spec)) and probe(docker, spec):
+            # a log probe reads the followed log (free); one the follow ended on reads it with a docker call
+            if (look or not reads_logs(spec) or docker.following(name)) and probe(docker, spec):
                 ready[name] = round(time.monotonic() - start, 1)
                 del pending[name]
         elapsed = time.monotonic() - start

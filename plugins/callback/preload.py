@@ -17,6 +17,9 @@ description:
   - When the playbook starts, this callback imports the collection's filter and action plugins, and the core action
     plugins its tasks use, in the main process; every worker forked after that inherits them. It prints nothing and
     changes no result.
+  - It loads the connection plugins a cluster is reached with (C(ssh), C(local), and C(community.docker.docker) when
+    that collection is installed) and the C(sh) shell the same way. A worker that gets a task's connection otherwise
+    reads the plugin's documentation to learn its settings, about 30 ms of YAML for every task of every host.
   - Enable it next to the output callback, as the collection's C(ansible.cfg) does
     (C(callbacks_enabled = llmops.inference.preload)). Without it, playbooks work the same, only slower
     (a pd_a2 plan about 0.5 s of the controller's CPU).
@@ -28,7 +31,8 @@ import importlib
 import pkgutil
 
 from ansible.plugins.callback import CallbackBase
-from ansible.plugins.loader import action_loader, filter_loader, lookup_loader, test_loader
+from ansible.errors import AnsibleError
+from ansible.plugins.loader import action_loader, connection_loader, filter_loader, lookup_loader, shell_loader, test_loader
 
 COLLECTION = "llmops.inference"
 # What the collection's tasks use besides its own plugins (one filter of a file loads the whole file; the core
@@ -36,6 +40,8 @@ COLLECTION = "llmops.inference"
 CORE_ACTIONS = ("assert", "command", "debug", "fail", "normal", "set_fact", "validate_argument_spec")
 CORE_FILTERS = ("combine", "flatten", "regex_replace", "to_json", "b64encode")
 CORE_LOOKUPS = ("file", "vars")
+# how the collection's hosts are reached: SSH, the controller itself, and docker exec (the test harness's nodes)
+CONNECTIONS = ("ansible.builtin.ssh", "ansible.builtin.local", "community.docker.docker")
 
 
 def collection_plugins(kind):
@@ -66,3 +72,10 @@ class CallbackModule(CallbackBase):
             importlib.import_module("ansible_collections.ansible.builtin.plugins." + kind)
         for name in CORE_LOOKUPS:
             lookup_loader.get("ansible.builtin." + name, class_only=True)
+        # loading a connection or shell plugin once reads its settings into the configuration, which workers inherit
+        for name in CONNECTIONS:
+            try:
+                connection_loader.get(name, class_only=True)
+            except AnsibleError:  # a collection that is not installed: its hosts are not reached that way here
+                pass
+        shell_loader.get("ansible.builtin.sh", class_only=True)

@@ -19,15 +19,24 @@ PROBE = textwrap.dedent("""
     from ansible.plugins.loader import init_plugin_loader
     init_plugin_loader()
     from ansible_collections.llmops.inference.plugins.callback.preload import CallbackModule
+    from ansible import constants
     before = set(sys.modules)
+    known = lambda: [[kind, name] for kind, name in [["connection", "ssh"], ["connection", "local"], ["shell", "sh"]]
+                     if constants.config.has_configuration_definition(
+                         kind, "ansible_collections.ansible.builtin.plugins.%s.%s" % (kind, name))]
+    known_before = known()
     CallbackModule().v2_playbook_on_start(None)
-    print(json.dumps(sorted(set(sys.modules) - before)))
+    print(json.dumps({"imported": sorted(set(sys.modules) - before), "configured": [k for k in known() if k not in known_before]}))
 """)
 
 
-def _imported_by_the_callback():
+def _run_the_callback():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _imported_by_the_callback():
+    return set(_run_the_callback()["imported"])
 
 
 def test_every_filter_and_action_file_of_the_collection_is_imported_under_the_name_the_loader_looks_up():
@@ -45,3 +54,8 @@ def test_the_core_plugins_the_tasks_use_are_imported_as_the_builtin_collection_l
     # the core tests and filters: every file of each, not one
     assert len([name for name in imported if name.startswith("ansible.plugins.test.")]) >= 3
     assert len([name for name in imported if name.startswith("ansible.plugins.filter.")]) >= 3
+
+
+def test_the_connection_and_shell_plugins_settings_are_read_once_for_the_workers():
+    # a worker that finds them defined does not parse the plugins' documentation again, task after task
+    assert sorted(_run_the_callback()["configured"]) == [["connection", "local"], ["connection", "ssh"], ["shell", "sh"]]

@@ -131,3 +131,25 @@ def test_a_wrong_dp_port_never_becomes_ready(node):
         for process in (rank0, rank1):
             process.kill()
             process.wait()
+
+
+def test_the_start_delay_counts_from_the_process_start(node):
+    """VLLM_SIM_START_DELAY is the engine's whole start time: a process that spent 1 s before the simulator ran (as a
+    slow import would) is ready 2 s after it started, not 3 s."""
+    env, model = node
+    slow_start = ("import runpy, sys, time; time.sleep(1); sys.path.insert(0, %r); sys.argv = [%r] + sys.argv[1:]; "
+                  "runpy.run_path(%r, run_name='__main__')" % (str(SIM.parent), str(SIM), str(SIM)))
+    started = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-c", slow_start, "serve", model, "--port", str(free_port()), "--tensor-parallel-size",
+                                "2"], env=dict(env, VLLM_SIM_START_DELAY="2", ASCEND_RT_VISIBLE_DEVICES="0,1"),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in process.stdout:
+            if "init engine" in line:
+                break
+        ready = time.monotonic() - started
+        took = float(line.rsplit("took", 1)[1].split()[0])
+    finally:
+        process.kill()
+        process.wait()
+    assert 2.0 <= took < 2.5 and 1.9 <= ready < 2.7, (took, ready, line)

@@ -21,7 +21,9 @@ GPU exists, and is as strict as the real one where we can know it:
   with a KV connector, blocks beyond them found in its store (the UCM storage directory, kept
   across restarts; the KV pool, through the real Mooncake store) and the KV a decode takes from its prefill are
   vllm:external_prefix_cache_hits (and ucm: counters with UCM).
-- VLLM_SIM_START_DELAY (seconds) delays start-up, to measure start order and time to serve.
+- VLLM_SIM_START_DELAY (seconds) is the engine's start time, counted from its process's start (its own imports
+  included, as a real engine's are), to measure start order and time to serve: on a busy harness, twelve simulated
+  ranks importing at once would otherwise add their imports (up to 0.7 s) to every start time.
 """
 
 from __future__ import annotations
@@ -39,9 +41,18 @@ from sim_engine import Engine
 from sim_http import http_handler, side_channel
 
 
+def process_age():
+    """Seconds since this process started (/proc/self/stat's start time against /proc/uptime)."""
+    with open("/proc/self/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    with open("/proc/uptime", encoding="ascii") as uptime:
+        since_boot = float(uptime.read().split()[0])
+    return max(0.0, since_boot - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+
+
 def serve(argv):
     args = parser().parse_args(argv)
-    start = time.monotonic()
+    start = time.monotonic() - process_age()
     delay = float(os.environ.get("VLLM_SIM_START_DELAY", "0"))
     model = pathlib.Path(args.model)
     if args.model.startswith("/") and not (model / "config.json").is_file():
@@ -69,7 +80,7 @@ def serve(argv):
     log("vllm serve %s: DP ranks %s of %d, TP %d, devices %s, kv %s" % (args.model, ranks, dp, args.tensor_parallel_size,
                                                                         devices, args.kv_transfer_config))
     if delay:
-        time.sleep(delay)
+        time.sleep(max(0.0, delay - (time.monotonic() - start)))
     engine = Engine(args, kv, devices)
     engine.held = held
     if engine.side_channel and kv["role"] == "kv_producer":

@@ -131,7 +131,7 @@ def ha_role(spec):
 
 
 def reads_logs(spec):
-    """Whether the spec's readiness probe reads the container's log (a docker CLI call, not a look at a port)."""
+    """Whether the spec's readiness probe reads the container's log (from docker, not a look at a port)."""
     ready = spec.get("ready") or {}
     return "http" not in ready and "log" in ready
 

@@ -54,8 +54,8 @@ options:
     default: 3600
   interval:
     description:
-      - Seconds between probe rounds of the HTTP and TCP probes. The containers' states and the log probes, each a
-        docker CLI call, are looked at every 0.5 s at most.
+      - Seconds between probe rounds of the HTTP and TCP probes, and of the log probes, which read the log docker
+        streams to the module. The containers' states, each a docker CLI call, are looked at every 0.5 s at most.
     type: float
     default: 0.2
   slice:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import glob
+import importlib.util
 import http.client
 import json
 import os
@@ -78,11 +79,8 @@ def gpu_facts(module):
 def docker_facts(module):
     docker = module.get_bin_path("docker")
     facts = {"binary": docker, "answers": False, "version": None, "runtimes": [], "requests": False}
-    try:
-        import requests  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-        facts["requests"] = True
-    except ImportError:
-        pass
+    # found, not imported: importing requests costs a host 80 ms of CPU in every deploy's look (issue 21's start path)
+    facts["requests"] = importlib.util.find_spec("requests") is not None
     if docker:
         rc, out, err = module.run_command([docker, "info", "--format", "{{json .}}"])
         if rc == 0:

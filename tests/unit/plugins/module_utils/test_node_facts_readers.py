@@ -34,3 +34,27 @@ def test_meminfo_and_version_files_are_read():
     assert node_facts.version_value("Version=24.1.rc2\nai_cpu_version=1\n") == "24.1.rc2"
     assert node_facts.version_value("package_name=x\nversion=8.3.RC1\n") == "8.3.RC1"
     assert node_facts.version_value("") is None
+
+
+class _NoDocker:
+    """An AnsibleModule stand-in on a host without the docker CLI."""
+
+    @staticmethod
+    def get_bin_path(_name, *_args, **_kwargs):
+        return None
+
+
+def test_python_requests_is_looked_for_without_being_imported(tmp_path, monkeypatch):
+    # community.docker needs it importable; importing it in every look cost a host 80 ms of CPU
+    import sys  # pylint: disable=import-outside-toplevel
+    from ansible_collections.llmops.inference.plugins.module_utils import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = tmp_path / "requests"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.delitem(sys.modules, "requests", raising=False)
+    assert node_gather.docker_facts(_NoDocker())["requests"] is True
+    assert "requests" not in sys.modules
+    monkeypatch.setattr(node_gather.importlib.util, "find_spec", lambda name, *args: None)
+    assert node_gather.docker_facts(_NoDocker())["requests"] is False

@@ -21,18 +21,40 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import re
 
 FRONT_DOOR_OWNER = "pd_proxy"
 
 
-def found_on_host(module, table, path):
-    """{nft: its path or None, loaded: the table is loaded, file: its rules file exists} on the module's host."""
+def found_on_host(module, table, path, text=None):
+    """{nft: its path or None, loaded: the table is loaded, file: its rules file exists} on the module's host; with the
+    planned rules ``text``, also current: the loaded table carries the digest of those rules and the file holds them, so
+    deploy has nothing to load or write (a secured cluster's no-op run then leaves the firewall role out)."""
     nft = module.get_bin_path("nft")
     loaded = False
+    listing = ""
     if nft and table:
-        rc, _out, _err = module.run_command([nft, "list", "table", "inet", table])
+        rc, listing, _err = module.run_command([nft, "list", "table", "inet", table])
         loaded = rc == 0
-    return {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
+    found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
+    if text is not None:
+        planned = loaded_digest(text)
+        found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and _read(path) == text)
+    return found
+
+
+def loaded_digest(text):
+    """The digest in a table's comment (``nft list table`` output, or the rules file), else None."""
+    match = re.search(r'comment "llmops ([0-9a-f]+)"', text or "")
+    return match.group(1) if match else None
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def table_name(cluster):

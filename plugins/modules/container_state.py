@@ -57,6 +57,10 @@ options:
   firewall_file:
     description: That table's rules file (RV(firewall)).
     type: str
+  firewall_text:
+    description: The rules the plan writes to that file; RV(firewall) then also says whether the loaded table and the
+      file are those (C(current)), so that deploy leaves a current firewall alone.
+    type: str
   front_door:
     description:
       - On the host of the PD proxy, its front door - when the proxy runs with its planned spec, its admin API is asked
@@ -150,7 +154,8 @@ changed_files:
   elements: str
 firewall:
   description: With O(firewall_table) - C(nft) (its path or null), C(loaded) (the table is loaded) and C(file) (its
-    rules file exists), as M(llmops.inference.node_facts) gathers them.
+    rules file exists), as M(llmops.inference.node_facts) gathers them; with O(firewall_text) also C(current) (the loaded
+    table carries the digest of those rules and the file holds them).
   returned: success and firewall_table given
   type: dict
 preflight:
@@ -198,6 +203,7 @@ def main():
             files=dict(type="dict", default={}),
             firewall_table=dict(type="str"),
             firewall_file=dict(type="str"),
+            firewall_text=dict(type="str"),
             front_door=dict(type="dict", options=dict(
                 url=dict(type="str", required=True),
                 ca=dict(type="str", default=""),
@@ -216,7 +222,8 @@ def main():
     result = compare(specs, hashes, running, list(module.params["changed_files"]) + rewritten, module.params["neighbours"])
     result["changed_files"] = rewritten
     if module.params["firewall_table"]:
-        result["firewall"] = found_on_host(module, module.params["firewall_table"], module.params["firewall_file"])
+        result["firewall"] = found_on_host(module, module.params["firewall_table"], module.params["firewall_file"],
+                                           module.params["firewall_text"])
     door, proxy = module.params["front_door"], members.proxy_of(specs)
     if door and proxy is not None and result["status"].get(proxy["name"]) == "ok":
         result["front_door"] = members.compared(door["url"], members.first_key(door["admin_key"]), door["ca"] or None, door["members"])

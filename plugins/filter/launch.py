@@ -107,12 +107,6 @@ def launch_rollout(states_by_host, specs, waves, machines=None):
     return rollout.launch_steps(states_by_host, specs, waves, machines)
 
 
-def launch_host_shares(specs, hosts, machines=None):
-    """{host: {specs, neighbours}}: each host's launch specs and the names of those other inventory hosts plan on its
-    machine."""
-    return launch.host_shares(specs, hosts, machines)
-
-
 def launch_front_door(specs):
     """{host, url, ca, secret_env, members} of the cluster's front door (its PD proxy), else None."""
     return members.door_of(specs)
@@ -205,7 +199,6 @@ class FilterModule:
             "launch_run_specs": launch_run_specs,
             "launch_rollout": launch_rollout,
             "launch_front_door": launch_front_door,
-            "launch_host_shares": launch_host_shares,
             "launch_waves": launch_waves,
             "launch_wave_numbers": launch_wave_numbers,
             "pd_proxy_front_door": pd_proxy_front_door,

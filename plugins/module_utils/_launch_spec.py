@@ -271,21 +271,6 @@ def engine_specs(plan, engine):
     return specs
 
 
-def host_shares(specs, hosts, machines=None):
-    """{host: {"specs": its launch specs, "neighbours": names of the specs other inventory hosts plan on its machine}} for
-    every host of ``hosts``: worked out once on the controller, so that each host's tasks read only their share rather
-    than going through the whole cluster's specs again in every task (issue 21's start path)."""
-    machines = machines or {}
-    machine_of = {host: machines.get(host) or host for host in hosts}
-    shares = {host: {"specs": [], "neighbours": []} for host in hosts}
-    for spec in specs:
-        if spec["host"] in shares:
-            shares[spec["host"]]["specs"].append(spec)
-    for host, share in shares.items():
-        share["neighbours"] = [spec["name"] for spec in specs
-                               if spec["host"] != host and machine_of.get(spec["host"], spec["host"]) == machine_of[host]]
-    return shares
-
 def plan_table(specs):
     """Rows of hosts, containers, ranks, devices and ports, for the plan-mode printout."""
     rows = []

@@ -88,18 +88,3 @@ def test_a_driver_profile_gets_the_npus_of_its_hardware_first_and_keeps_listed_o
     assert own["devices"] == ["/dev/davinci0", "/dev/davinci1", "/dev/hisi_hdc"]
     assert launch.driver_container({"hardware": "h100", "devices": [], "gpus": True})["devices"] == []
     assert launch.driver_container({"hardware": "cpu", "devices": []})["devices"] == []
-
-
-def test_each_host_gets_its_specs_and_the_names_its_machine_mates_plan():
-    specs = [launch.launch_spec({"name": name, "host": host, "image": "i"})
-             for name, host in [("p-dp0", "p0"), ("d-dp0", "d0a"), ("d-dp1", "d0b"), ("d-dp2", "d1")]]
-    # d0a and d0b are two instances on one server; p0 and d1 have their own; r0 is retired and plans nothing
-    machines = {"p0": "192.0.2.41", "d0a": "192.0.2.43", "d0b": "192.0.2.43", "d1": "192.0.2.44"}
-    shares = launch.launch_host_shares(specs, ["p0", "d0a", "d0b", "d1", "r0"], machines)
-    assert [s["name"] for s in shares["d0a"]["specs"]] == ["d-dp0"] and shares["d0a"]["neighbours"] == ["d-dp1"]
-    assert shares["d0b"]["neighbours"] == ["d-dp0"]
-    assert [s["name"] for s in shares["p0"]["specs"]] == ["p-dp0"] and shares["p0"]["neighbours"] == []
-    assert shares["r0"] == {"specs": [], "neighbours": []}
-    # as composed_plan.yml read them before: the specs naming the host, the machine mates' names
-    for host, share in shares.items():
-        assert share["specs"] == [s for s in specs if s["host"] == host]

@@ -61,24 +61,28 @@ class _Host:
         return (0, self.loaded, "") if self.loaded is not None else (1, "", "Error: No such file or directory")
 
 
+def _listing(rules):
+    """`nft list table` output of a table loaded from these rules."""
+    return 'table inet llmops_pd_a2 {\n\tcomment "llmops %s"\n}' % rules["digest"]
+
+
 def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_ones(tmp_path):
     plan = plan_cluster(seeds.pd_a2())
     planned = firewall.ruleset(plan, "pd_a2_p0", SETTINGS)
     other = firewall.ruleset(plan, "pd_a2_p0", dict(SETTINGS, client_networks=["198.51.100.7"]))
-    listing = lambda rules: 'table inet llmops_pd_a2 {\n\tcomment "llmops %s"\n}' % rules["digest"]  # noqa: E731
     path = tmp_path / "llmops_pd_a2.nft"
     path.write_text(planned["text"])
 
     def current(loaded):
         return firewall.found_on_host(_Host(loaded), "llmops_pd_a2", str(path), planned["text"])["current"]
 
-    assert current(listing(planned)) is True  # deploy then leaves the firewall role out
-    assert current(listing(other)) is False  # loaded with other rules: deploy loads the planned ones
+    assert current(_listing(planned)) is True  # deploy then leaves the firewall role out
+    assert current(_listing(other)) is False  # loaded with other rules: deploy loads the planned ones
     assert current(None) is False
     path.write_text(planned["text"].replace("reject", "drop"))  # the file edited by hand: written again
-    assert current(listing(planned)) is False
+    assert current(_listing(planned)) is False
     path.unlink()
-    assert current(listing(planned)) is False
+    assert current(_listing(planned)) is False
     # without the planned text (preflight, or the firewall off) there is no such verdict
     assert "current" not in firewall.found_on_host(_Host(None), "llmops_pd_a2", str(path))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import identity
 
 CLUSTER_LABEL = "llmops.cluster"
@@ -26,7 +27,7 @@ def ps_command(docker, cluster, fmt):
 
 def cluster_containers(module, docker, cluster):
     """parse_ps of the host's containers of the cluster, in one docker call; fails the module when docker ps does."""
-    rc, out, err = module.run_command(ps_command(docker, cluster, "{{json .}}"))
+    rc, out, err = commands.run(module, ps_command(docker, cluster, "{{json .}}"))
     if rc != 0:
         module.fail_json(msg="docker ps failed: %s" % err.strip())
     return parse_ps(out)

@@ -23,6 +23,8 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
+
 FRONT_DOOR_OWNER = "pd_proxy"
 
 
@@ -34,7 +36,7 @@ def found_on_host(module, table, path, text=None):
     loaded = False
     listing = ""
     if nft and table:
-        rc, listing, _err = module.run_command([nft, "list", "table", "inet", table])
+        rc, listing, _err = commands.run(module, [nft, "list", "table", "inet", table])
         loaded = rc == 0
     found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
     if text is not None:

@@ -18,6 +18,7 @@ import json
 import os
 import stat
 
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
@@ -54,7 +55,7 @@ def npu_facts(module):
     tool = module.get_bin_path("npu-smi", opt_dirs=TOOL_PATHS)
     if tool is None:
         return {"tool": None}
-    rc, out, err = module.run_command([tool, "info"])
+    rc, out, err = commands.run(module, [tool, "info"])
     if rc != 0:
         return {"tool": tool, "error": (err or out).strip()[:500]}
     return dict(parse_npu_smi_info(out), tool=tool)
@@ -65,11 +66,11 @@ def gpu_facts(module):
     tool = module.get_bin_path("nvidia-smi")
     if tool is None:
         return {"tool": None}
-    rc, out, err = module.run_command([tool, "--query-gpu=index,uuid,name", "--format=csv,noheader"])
+    rc, out, err = commands.run(module, [tool, "--query-gpu=index,uuid,name", "--format=csv,noheader"])
     if rc != 0:
         return {"tool": tool, "error": (err or out).strip()[:300]}
     gpus = [dict(zip(("index", "uuid", "name"), (c.strip() for c in line.split(",")))) for line in out.splitlines() if line.strip()]
-    rc, out, _err = module.run_command([tool, "--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"])
+    rc, out, _err = commands.run(module, [tool, "--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"])
     apps = [dict(zip(("uuid", "pid", "name"), (c.strip() for c in line.split(",")))) for line in out.splitlines() if line.strip()]
     index = {gpu["uuid"]: gpu["index"] for gpu in gpus}
     return {"tool": tool, "gpus": [gpu["index"] for gpu in gpus],
@@ -82,7 +83,7 @@ def docker_facts(module):
     # found, not imported: importing requests costs a host 80 ms of CPU in every deploy's look (issue 21's start path)
     facts["requests"] = importlib.util.find_spec("requests") is not None
     if docker:
-        rc, out, err = module.run_command([docker, "info", "--format", "{{json .}}"])
+        rc, out, err = commands.run(module, [docker, "info", "--format", "{{json .}}"])
         if rc == 0:
             info = json.loads(out)
             facts.update(answers=True, version=info.get("ServerVersion"), runtimes=sorted(info.get("Runtimes") or {}))
@@ -96,7 +97,7 @@ def container_names(module, cluster):
     docker = module.get_bin_path("docker")
     if not docker or not cluster:
         return {}
-    rc, out, _err = module.run_command(ps_command(docker, cluster, "{{.ID}} {{.Names}}"))
+    rc, out, _err = commands.run(module, ps_command(docker, cluster, "{{.ID}} {{.Names}}"))
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if rc == 0 else {}
 
 
@@ -126,7 +127,7 @@ def nic_facts(module, name):
     facts["addresses"] = []
     ip = module.get_bin_path("ip")
     if facts["exists"] and ip:
-        rc, out, _err = module.run_command([ip, "-j", "-4", "addr", "show", "dev", name])
+        rc, out, _err = commands.run(module, [ip, "-j", "-4", "addr", "show", "dev", name])
         if rc == 0:
             facts["addresses"] = [a["local"] for entry in json.loads(out or "[]") for a in entry.get("addr_info") or []]
     return facts
@@ -136,7 +137,7 @@ def image_facts(module, images):
     docker = module.get_bin_path("docker")
     present = {}
     for image in images:
-        rc = module.run_command([docker, "image", "inspect", "-f", "{{.Id}}", image])[0] if docker else 1
+        rc = commands.run(module, [docker, "image", "inspect", "-f", "{{.Id}}", image])[0] if docker else 1
         present[image] = rc == 0
     return present
 
@@ -188,11 +189,11 @@ def etcd_facts(endpoints):
     return found
 
 
-def parallel(module, commands):
-    """run_command results of the commands, in order, at most 8 at a time: hccn_tool answers each query
+def parallel(module, argvs):
+    """(rc, stdout, stderr) of each command, in order, at most 8 at a time: hccn_tool answers each query
     after a round trip to the NPU, and a node has 8 or 16 NPUs of 4 queries each."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(module.run_command, commands))
+        return list(pool.map(lambda argv: commands.run(module, argv), argvs))
 
 
 def ping_facts(module, pings):

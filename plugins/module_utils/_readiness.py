@@ -18,6 +18,7 @@ import subprocess
 import threading
 import urllib.parse
 
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
@@ -64,7 +65,7 @@ class Docker:
 
     def states(self, names):
         """{name: "running 0" | "exited 1" | ... | "missing"}, in one docker call."""
-        _rc, out, _err = self.module.run_command(
+        _rc, out, _err = commands.run(self.module, 
             [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
         found = dict.fromkeys(names, "missing")
         for line in out.splitlines():
@@ -84,7 +85,7 @@ class Docker:
         if not lines and self.following(name):
             return self.followed[name].text()
         args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
-        _rc, out, err = self.module.run_command(args)
+        _rc, out, err = commands.run(self.module, args)
         return out + err
 
 

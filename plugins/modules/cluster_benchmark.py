@@ -139,6 +139,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
@@ -230,11 +231,11 @@ def main():
         before, services_before = counters(found["api"]), counters(found["services"])
         start = time.monotonic()
         argv = [module.get_bin_path("timeout", required=True), "-k", "10", str(params["timeout"])] + client_argv(docker, params, run, workdir)
-        rc, out, err = module.run_command(argv, environ_update=environ)
+        rc, out, err = commands.run(module, argv, environ_update=environ)
         seconds = round(time.monotonic() - start, 1)
         output = "\n".join((out + err).splitlines()[-40:])
         if rc != 0:
-            module.run_command([docker, "rm", "-f", params["name"]])
+            commands.run(module, [docker, "rm", "-f", params["name"]])
             module.fail_json(msg="vllm bench serve against %s ended with exit code %d%s: %s" % (
                 run["base_url"], rc, " (over its timeout of %d s)" % params["timeout"] if rc == 124 else "", output[-2000:]),
                 seconds=seconds, output=output)

@@ -179,6 +179,7 @@ containers:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
@@ -251,7 +252,7 @@ def changes(module, docker, specs, result):
     names = [name for name, value in result["status"].items() if value == "changed" and name not in result["restart"]]
     found, lines, diff = {}, {}, []
     if names:
-        _rc, out, _err = module.run_command([docker, "inspect", "-f", '{{.Name}}\t{{index .Config.Labels "%s"}}' % RECORD_LABEL] + names)
+        _rc, out, _err = commands.run(module, [docker, "inspect", "-f", '{{.Name}}\t{{index .Config.Labels "%s"}}' % RECORD_LABEL] + names)
         for line in out.splitlines():
             name, _sep, text = line.strip().lstrip("/").partition("\t")
             found[name] = decode_record(text) if text and text != "<no value>" else None
@@ -272,7 +273,7 @@ def details(module, docker, specs, running, up, ha_roles):
     """State, uptime, restarts, image and readiness now of every container of the cluster on the host."""
     found = {}
     if running:
-        _rc, out, _err = module.run_command([docker, "inspect", "-f", INSPECT_FORMAT] + sorted(running))
+        _rc, out, _err = commands.run(module, [docker, "inspect", "-f", INSPECT_FORMAT] + sorted(running))
         found = parse_inspect(out)
     by_name = {spec["name"]: spec for spec in specs}
     probes = Docker(module)

@@ -68,6 +68,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
 from ansible_collections.llmops.inference.plugins.module_utils._npu import TOOL_PATHS, visible_devices
 
@@ -87,7 +88,7 @@ def main():
     docker = module.get_bin_path("docker")
     if docker is None:
         module.exit_json(changed=False, entries={}, problems=["docker is not installed"])
-    rc, out, err = module.run_command(ps_command(docker, module.params["cluster"], "{{.Names}}"))
+    rc, out, err = commands.run(module, ps_command(docker, module.params["cluster"], "{{.Names}}"))
     if rc != 0:
         problems.append("docker ps failed: %s" % err.strip())
     names = sorted(set(out.split()))
@@ -95,23 +96,23 @@ def main():
     problems += ["%s: planned but no such container" % name for name in sorted(planned - set(names))]
     tail = ["--tail", str(module.params["lines"])] if module.params["lines"] > 0 else []
     for name in names:
-        rc, out, err = module.run_command([docker, "logs", "--timestamps"] + tail + [name])
+        rc, out, err = commands.run(module, [docker, "logs", "--timestamps"] + tail + [name])
         entries["containers/%s.log" % bundle.safe_name(name)] = bundle.merged_log(out, err) if rc == 0 else "docker logs failed: %s\n" % err
-        rc, out, err = module.run_command([docker, "inspect", name])
+        rc, out, err = commands.run(module, [docker, "inspect", name])
         entries["containers/%s.inspect.json" % bundle.safe_name(name)] = bundle.mask_inspect(out) if rc == 0 else err
-    rc, out, err = module.run_command([docker, "version"])
+    rc, out, err = commands.run(module, [docker, "version"])
     entries["host/docker-version.txt"] = out + err
     npu_smi = module.get_bin_path("npu-smi", opt_dirs=TOOL_PATHS)
     if npu_smi:
         for filename, argv in bundle.NPU_SNAPSHOTS:
-            rc, out, err = module.run_command([npu_smi] + argv[1:])
+            rc, out, err = commands.run(module, [npu_smi] + argv[1:])
             entries["host/" + filename] = out + err
     hccn_tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
     if hccn_tool:
         for device in visible_devices(module.params["specs"]):
             text = []
             for what, argv in bundle.HCCN_SNAPSHOTS:
-                rc, out, err = module.run_command([hccn_tool, "-i", str(device)] + argv)
+                rc, out, err = commands.run(module, [hccn_tool, "-i", str(device)] + argv)
                 text.append("$ hccn_tool -i %d %s\n%s%s" % (device, " ".join(argv), out, err))
             entries["host/hccn_tool-npu%d.txt" % device] = "".join(text)
     if os.path.exists("/etc/hccn.conf"):

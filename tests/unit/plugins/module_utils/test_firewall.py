@@ -47,18 +47,19 @@ def test_the_digest_follows_the_rules():
 
 
 class _Host:
-    """An AnsibleModule stand-in: nft answers with the table as it is loaded (None: not loaded)."""
-
-    def __init__(self, loaded):
-        self.loaded = loaded
+    """An AnsibleModule stand-in with nft installed."""
 
     @staticmethod
     def get_bin_path(name, *_args, **_kwargs):
         return "/usr/sbin/" + name
 
-    def run_command(self, argv):
+
+def _nft(loaded):
+    """commands.run as nft answers with the table as it is loaded (None: not loaded)."""
+    def run(_module, argv):
         assert argv[1:4] == ["list", "table", "inet"]
-        return (0, self.loaded, "") if self.loaded is not None else (1, "", "Error: No such file or directory")
+        return (0, loaded, "") if loaded is not None else (1, "", "Error: No such file or directory")
+    return run
 
 
 def _listing(rules):
@@ -66,7 +67,7 @@ def _listing(rules):
     return 'table inet llmops_pd_a2 {\n\tcomment "llmops %s"\n}' % rules["digest"]
 
 
-def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_ones(tmp_path):
+def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_ones(tmp_path, monkeypatch):
     plan = plan_cluster(seeds.pd_a2())
     planned = firewall.ruleset(plan, "pd_a2_p0", SETTINGS)
     other = firewall.ruleset(plan, "pd_a2_p0", dict(SETTINGS, client_networks=["198.51.100.7"]))
@@ -74,7 +75,8 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
     path.write_text(planned["text"])
 
     def current(loaded):
-        return firewall.found_on_host(_Host(loaded), "llmops_pd_a2", str(path), planned["text"])["current"]
+        monkeypatch.setattr(firewall.commands, "run", _nft(loaded))
+        return firewall.found_on_host(_Host(), "llmops_pd_a2", str(path), planned["text"])["current"]
 
     assert current(_listing(planned)) is True  # deploy then leaves the firewall role out
     assert current(_listing(other)) is False  # loaded with other rules: deploy loads the planned ones
@@ -84,7 +86,8 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
     path.unlink()
     assert current(_listing(planned)) is False
     # without the planned text (preflight, or the firewall off) there is no such verdict
-    assert "current" not in firewall.found_on_host(_Host(None), "llmops_pd_a2", str(path))
+    monkeypatch.setattr(firewall.commands, "run", _nft(None))
+    assert "current" not in firewall.found_on_host(_Host(), "llmops_pd_a2", str(path))
 
 
 @pytest.mark.parametrize("settings, message", [

@@ -65,8 +65,8 @@ class Docker:
 
     def states(self, names):
         """{name: "running 0" | "exited 1" | ... | "missing"}, in one docker call."""
-        _rc, out, _err = commands.run(self.module, 
-            [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
+        _rc, out, _err = commands.run(
+            self.module, [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
         found = dict.fromkeys(names, "missing")
         for line in out.splitlines():
             name, _sep, state = line.strip().lstrip("/").partition(" ")

@@ -24,6 +24,7 @@ import os
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
+from ansible_collections.llmops.inference.plugins.module_utils._files import read_text
 
 FRONT_DOOR_OWNER = "pd_proxy"
 
@@ -41,7 +42,11 @@ def found_on_host(module, table, path, text=None):
     found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
     if text is not None:
         planned = loaded_digest(text)
-        found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and _read(path) == text)
+        try:
+            holds = read_text(path) == text
+        except (OSError, UnicodeDecodeError):  # unreadable: written again
+            holds = False
+        found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and holds)
     return found
 
 
@@ -49,14 +54,6 @@ def loaded_digest(text):
     """The digest in a table's comment (``nft list table`` output, or the rules file), else None."""
     match = re.search(r'comment "llmops ([0-9a-f]+)"', text or "")
     return match.group(1) if match else None
-
-
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def table_name(cluster):

@@ -27,6 +27,9 @@ from ansible_collections.llmops.inference.plugins.module_utils import _commands 
 from ansible_collections.llmops.inference.plugins.module_utils._files import read_text
 
 FRONT_DOOR_OWNER = "pd_proxy"
+# The table's comment: the digest of its rules, written by ruleset() and read back by status and the look.
+DIGEST_COMMENT = 'comment "llmops %s"'
+_DIGEST = re.compile(re.escape(DIGEST_COMMENT).replace("%s", "([0-9a-f]+)"))
 
 
 def found_on_host(module, table, path, text=None):
@@ -52,7 +55,7 @@ def found_on_host(module, table, path, text=None):
 
 def loaded_digest(text):
     """The digest in a table's comment (``nft list table`` output, or the rules file), else None."""
-    match = re.search(r'comment "llmops ([0-9a-f]+)"', text or "")
+    match = _DIGEST.search(text or "")
     return match.group(1) if match else None
 
 
@@ -137,7 +140,7 @@ def ruleset(plan, host, settings):
         "# llmops.inference host_firewall: cluster %s on %s, rendered from the plan; other tables are left alone."
         % (cluster, address.get(host, host)),
         "table inet %s" % name, "delete table inet %s" % name,
-        "table inet %s {" % name, '  comment "llmops %s"' % digest, inner, "}", ""])
+        "table inet %s {" % name, "  " + DIGEST_COMMENT % digest, inner, "}", ""])
     return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,
             "cluster_hosts": members}
 
@@ -157,7 +160,7 @@ def problems(listings, rules):
             continue
         if listing["rc"] != 0:
             found.append("the firewall table inet %s on %s is not loaded (deploy loads it)" % (ruleset_["table"], host))
-        elif 'comment "llmops %s"' % ruleset_["digest"] not in listing.get("stdout", ""):
+        elif DIGEST_COMMENT % ruleset_["digest"] not in listing.get("stdout", ""):
             found.append("the firewall table inet %s on %s differs from the plan (changed since deploy; deploy loads it "
                          "again)" % (ruleset_["table"], host))
     return found

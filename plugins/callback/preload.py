@@ -36,10 +36,11 @@ from ansible.plugins.loader import action_loader, connection_loader, filter_load
 
 COLLECTION = "llmops.inference"
 # What the collection's tasks use besides its own plugins (one filter of a file loads the whole file; the core
-# filters are in several).
+# filters are in several), and the env lookup inventories read connection settings with (the harness's key path is
+# templated with it for every task of every host).
 CORE_ACTIONS = ("assert", "command", "debug", "fail", "normal", "set_fact", "validate_argument_spec")
 CORE_FILTERS = ("combine", "flatten", "regex_replace", "to_json", "b64encode")
-CORE_LOOKUPS = ("file", "vars")
+CORE_LOOKUPS = ("file", "vars", "env")
 # how the collection's hosts are reached: SSH, the controller itself, and docker exec (the test harness's nodes)
 CONNECTIONS = ("ansible.builtin.ssh", "ansible.builtin.local", "community.docker.docker")
 

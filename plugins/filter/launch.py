@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils import _cluster_view as cluster_view_of
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _driver as driver
 from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
@@ -186,6 +187,11 @@ def cluster_specs(component_specs, engine_specs):
     return [s for s in ordered if s["wave"] <= first] + list(engine_specs) + [s for s in ordered if s["wave"] > first]
 
 
+def cluster_view(specs, hosts, plan, created=(), firewall_rules=None):
+    """The composed plan as the later plays read it: the cluster's specs, waves and front door, and each host's share."""
+    return cluster_view_of.view(specs, hosts, plan, created or (), firewall_rules)
+
+
 def launch_plan_table(specs):
     return "\n".join(launch.plan_table(specs))
 
@@ -213,6 +219,7 @@ class FilterModule:
             "preflight_pings": preflight_pings,
             "preflight_report": preflight_report,
             "cluster_status": cluster_status,
+            "cluster_view": cluster_view,
             "paths_outside_mounts": paths_outside_mounts,
             "driver_container": driver_container,
             "component_parts": component_parts,

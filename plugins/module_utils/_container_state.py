@@ -34,7 +34,7 @@ def cluster_containers(module, docker, cluster):
 
 
 def parse_ps(text):
-    """{name: {"state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
+    """{name: {"id", "state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
     found = {}
     for line in text.splitlines():
         line = line.strip()
@@ -47,7 +47,8 @@ def parse_ps(text):
             if key:
                 labels[key] = value
         for name in entry.get("Names", "").split(","):
-            found[name.lstrip("/")] = {"state": entry.get("State", ""), "labels": labels, "status": entry.get("Status", "")}
+            found[name.lstrip("/")] = {"id": entry.get("ID", ""), "state": entry.get("State", ""), "labels": labels,
+                                       "status": entry.get("Status", "")}
     return found
 
 

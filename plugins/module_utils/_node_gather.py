@@ -204,9 +204,11 @@ def ping_facts(module, pings):
     return [dict(ping, ok=parse_ping(out + err)) for ping, (_rc, out, err) in zip(pings, answers)]
 
 
-def process_facts(module, gather, cluster):
-    """listeners (with port_ranges) and devices: both name the processes, and the cluster's containers holding them."""
-    containers = container_names(module, cluster)
+def process_facts(module, gather, cluster, containers=None):
+    """listeners (with port_ranges) and devices: both name the processes, and the cluster's containers holding them
+    ({container id: name}, looked up unless the caller has them)."""
+    if containers is None:
+        containers = container_names(module, cluster)
     procs = _node.processes()
     facts = {}
     if "listeners" in gather:
@@ -217,10 +219,11 @@ def process_facts(module, gather, cluster):
     return facts
 
 
-def gathered(module, gather, params):
+def gathered(module, gather, params, containers=None):
     """The facts of each kind in ``gather`` (KINDS), with ``params`` (OPTIONS), gathered side by side: each waits on its
     own tool (npu-smi, the Docker engine, hccn_tool, nft), so a host answers in about the time of its slowest kind
-    rather than their sum."""
+    rather than their sum. ``containers``: the cluster's containers on the host ({id: name}) when the caller has just
+    listed them (deploy's look), which saves a second `docker ps`."""
     jobs = {
         "npu": lambda: npu_facts(module),
         "gpu": lambda: gpu_facts(module),
@@ -238,7 +241,8 @@ def gathered(module, gather, params):
     asked = [kind for kind in jobs if kind in gather]
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(asked) + 1) as pool:
         futures = {kind: pool.submit(jobs[kind]) for kind in asked}
-        processes = pool.submit(process_facts, module, gather, params["cluster"]) if gather & {"listeners", "devices"} else None
+        processes = (pool.submit(process_facts, module, gather, params["cluster"], containers)
+                     if gather & {"listeners", "devices"} else None)
         facts = {kind: future.result() for kind, future in futures.items()}
         if processes is not None:
             facts.update(processes.result())

@@ -230,7 +230,7 @@ def main():
         result["front_door"] = members.compared(door["url"], members.first_key(door["admin_key"]), door["ca"] or None, door["members"])
     result["changes"], diff = changes(module, docker, specs, result)
     if module.params["preflight"] and result["start"]:
-        result["preflight"] = preflight_facts(module, module.params["preflight"])
+        result["preflight"] = preflight_facts(module, module.params["preflight"], {c["id"]: name for name, c in running.items() if c["id"]})
     # the running services in HA that lead now: deploy rolls them last (one failover)
     result["ha_roles"] = {name: role for name, role in ((s["name"], ha_role(s)) for s in specs if s["name"] in result["running"]) if role}
     if module.params["details"]:
@@ -239,12 +239,13 @@ def main():
     module.exit_json(changed=bool(diff), diff=diff, **result)
 
 
-def preflight_facts(module, options):
-    """node_facts's facts, its options checked as node_facts checks them."""
+def preflight_facts(module, options, containers):
+    """node_facts's facts, its options checked as node_facts checks them; the cluster's containers ({id: name}) as the
+    look just listed them."""
     found = ArgumentSpecValidator(ARGUMENT_SPEC).validate(options)
     if found.error_messages:
         module.fail_json(msg="preflight: %s" % "; ".join(found.error_messages))
-    return gathered(module, set(found.validated_parameters["gather"]), found.validated_parameters)
+    return gathered(module, set(found.validated_parameters["gather"]), found.validated_parameters, containers)
 
 
 def changes(module, docker, specs, result):

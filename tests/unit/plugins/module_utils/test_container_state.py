@@ -11,7 +11,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._container_state 
 
 
 def ps_line(name, state, labels):
-    return json.dumps({"Names": name, "State": state, "Status": "Up 3 minutes" if state == "running" else "Exited (1)",
+    return json.dumps({"ID": name * 4, "Names": name, "State": state, "Status": "Up 3 minutes" if state == "running" else "Exited (1)",
                        "Labels": ",".join("%s=%s" % item for item in labels.items())})
 
 
@@ -19,7 +19,8 @@ def test_parse_ps_reads_names_states_and_labels():
     text = "\n".join([ps_line("a", "running", {"llmops.cluster": "c", "llmops.spec-hash": "h1"}),
                       ps_line("b", "exited", {"llmops.cluster": "c"}), ""])
     found = parse_ps(text)
-    assert found["a"] == {"state": "running", "labels": {"llmops.cluster": "c", "llmops.spec-hash": "h1"}, "status": "Up 3 minutes"}
+    assert found["a"] == {"id": "aaaa", "state": "running", "labels": {"llmops.cluster": "c", "llmops.spec-hash": "h1"},
+                          "status": "Up 3 minutes"}
     assert found["b"]["state"] == "exited" and "llmops.spec-hash" not in found["b"]["labels"]
 
 

@@ -58,3 +58,38 @@ def test_python_requests_is_looked_for_without_being_imported(tmp_path, monkeypa
     assert "requests" not in sys.modules
     monkeypatch.setattr(node_gather.importlib.util, "find_spec", lambda name, *args: None)
     assert node_gather.docker_facts(_NoDocker())["requests"] is False
+
+
+class _Docker:
+    """An AnsibleModule stand-in on a host with the docker CLI."""
+
+    @staticmethod
+    def get_bin_path(name, *_args, **_kwargs):
+        return "/usr/bin/" + name
+
+
+def test_the_look_gives_the_gather_the_containers_it_listed_and_docker_ps_runs_once(monkeypatch):
+    # deploy's look lists the cluster's containers first; its gather named their holders with a second `docker ps`
+    from ansible_collections.llmops.inference.plugins.module_utils import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
+
+    calls = []
+
+    def run(_module, argv, environ_update=None):
+        calls.append(argv)
+        return 0, "%s vllm-decode-dp0\n" % ("b" * 64), ""
+
+    monkeypatch.setattr(node_gather.commands, "run", run)
+    monkeypatch.setattr(node_gather._node, "processes", lambda: {})
+    listed = {"a" * 64: "vllm-prefill-dp0"}
+    seen = {}
+
+    def device_holders(_procs, containers):
+        seen["containers"] = containers
+        return []
+
+    monkeypatch.setattr(node_gather._node, "device_holders", device_holders)
+    node_gather.gathered(_Docker(), {"devices"}, {"cluster": "pd_a2"}, listed)
+    assert seen["containers"] == listed and calls == []
+    seen.clear()
+    node_gather.gathered(_Docker(), {"devices"}, {"cluster": "pd_a2"})  # node_facts: it lists them itself
+    assert seen["containers"] == {"b" * 64: "vllm-decode-dp0"} and calls[0][:3] == ["/usr/bin/docker", "ps", "-a"]

@@ -236,3 +236,36 @@ def test_a_run_is_idle_only_when_nothing_starts_no_file_changes_and_the_front_do
     assert idle_but_file["steps"] == [] and not idle_but_file["idle"]
     down = states(specs, {"pd-proxy": "stopped"}, down=["pd-proxy"])
     assert not rollout.launch_steps(down, specs, waves)["idle"]
+
+
+def test_only_a_run_with_files_to_write_containers_to_retire_or_members_to_take_out_has_work_before_its_steps():
+    specs = cluster_specs(two_p_two_d())
+    waves = sorted({s["wave"] for s in specs})
+    read = {"missing": {"prefill": [], "decode": []}, "unplanned": {"prefill": [], "decode": []}}
+
+    def before(door=None, files=(), roll=None):
+        found = states(specs, roll or {})
+        if door is not None:
+            found["pd_a2_p0"]["front_door"] = door
+        found["pd_a2_d1"]["changed_files"] = list(files)
+        return rollout.launch_steps(found, specs, waves)["before_steps"]
+
+    hosts = {s["host"] for s in specs}
+    # a roll (a new image on one decode instance) or a first deploy: nothing before the steps on any host
+    new_image = {"vllm-ascend-decode-b-dp%d" % rank: "changed" for rank in range(8)}
+    rolled = states(specs, new_image)
+    rolled["pd_a2_p0"]["front_door"] = read
+    assert any(step["rolling"] for step in rollout.launch_steps(rolled, specs, waves)["steps"])
+    assert before(read, roll=new_image) == {host: False for host in hosts}
+    first = {host: {"status": {s["name"]: "missing" for s in specs if s["host"] == host}} for host in hosts}
+    assert not any(rollout.launch_steps(first, specs, waves)["before_steps"].values()) and first
+    # a config file to rewrite: on its host only
+    assert [h for h, todo in before(read, files=["/etc/llmops/x.json"]).items() if todo] == ["pd_a2_d1"]
+    # the running front door lists a member the plan no longer has, or was not read: every host (the tasks run once)
+    assert all(before(dict(read, unplanned={"prefill": [], "decode": ["192.0.2.99:9900"]})).values())
+    assert all(before({"error": "refused"}).values()) and all(before(None).values())
+    # a container no spec names (a removed instance's): its host, and the front door is asked again
+    retired = states(specs)
+    retired["pd_a2_d0"]["extra"] = ["vllm-ascend-decode-c-dp0"]
+    retired["pd_a2_p0"]["front_door"] = read
+    assert [h for h, todo in rollout.launch_steps(retired, specs, waves)["before_steps"].items() if todo] == ["pd_a2_d0"]

@@ -164,8 +164,9 @@ def launch_steps(states, specs, waves, machines=None):
     "role", "instances", "text"}] for each step that restarts every serving instance of a role, "retire": {host:
     [container]}, "front_door": {"host", "url", "ca", "secret_env", "members"} of the proxy when it runs with its
     planned spec (members: the plan's, by role), else None, "idle": the run has nothing to do (no step, nothing to retire,
-    no config file to rewrite, the front door lists the plan's members, as its host's look read them), "before_steps":
-    {host: whether it has a config file to rewrite, a container to retire or front door members to take out first}}. A step's stop / start /
+    no config file to rewrite, the front door lists the plan's members, as its host's look read them), "door_unplanned":
+    the running front door may list members the plan does not have, "before_steps": {host: whether it has a config
+    file to rewrite, a container to retire or front door members to take out first}}. A step's stop / start /
     restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start",
     "restart", "wait"}}), which is what each host acts on; ``out`` the front door members taken out before it
     starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
@@ -245,18 +246,23 @@ def launch_steps(states, specs, waves, machines=None):
                                                              why[uid(s)]) for s in start]
     _drop_idle_tail(steps)
     lines += [outage["text"] for outage in outages]
+    # before its steps, a host has a config file to rewrite, a container to retire or (every host, the tasks run once)
+    # front door members to take out; a first deploy or a roll has none, and deploy then leaves those tasks out rather
+    # than have every host skip each of them (issue 21's start path)
+    unplanned = _door_unplanned(states, door)
     return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door,
-            "idle": not steps and not retire and _settled(states, door), "before_steps": _before_steps(states, retire, door)}
+            "idle": not steps and not retire and _settled(states, door), "door_unplanned": unplanned,
+            "before_steps": {host: bool(unplanned or retire.get(host) or (state or {}).get("changed_files"))
+                             for host, state in states.items()}}
 
 
-def _before_steps(states, retire, door):
-    """{host: whether the run has anything to do on it before its steps}: a config file to rewrite there, a container
-    to retire there, or, on every host, members to take out of the running front door (it lists some the plan does not
-    have, or its look could not read it). A first deploy or a roll has none, and deploy then leaves out the tasks that
-    do them rather than have every host skip each of them (issue 21's start path)."""
-    seen = ((states.get(door["host"]) or {}).get("front_door") or {}) if door is not None else {}
-    door_to_tidy = door is not None and ("error" in seen or "unplanned" not in seen or members.count(seen["unplanned"]) > 0)
-    return {host: bool(door_to_tidy or retire.get(host) or (state or {}).get("changed_files")) for host, state in states.items()}
+def _door_unplanned(states, door):
+    """Whether the running front door may list members the plan does not have: its look read some, or could not read
+    it. Deploy then takes them out (and drains them) before its steps, on the front door's host."""
+    if door is None:
+        return False
+    seen = (states.get(door["host"]) or {}).get("front_door") or {}
+    return "error" in seen or "unplanned" not in seen or members.count(seen["unplanned"]) > 0
 
 
 def _settled(states, door):

@@ -264,6 +264,12 @@ def test_only_a_run_with_files_to_write_containers_to_retire_or_members_to_take_
     # the running front door lists a member the plan no longer has, or was not read: every host (the tasks run once)
     assert all(before(dict(read, unplanned={"prefill": [], "decode": ["192.0.2.99:9900"]})).values())
     assert all(before({"error": "refused"}).values()) and all(before(None).values())
+    unplanned = states(specs)
+    unplanned["pd_a2_p0"]["front_door"] = dict(read, unplanned={"prefill": [], "decode": ["192.0.2.99:9900"]})
+    assert rollout.launch_steps(unplanned, specs, waves)["door_unplanned"]
+    listed = states(specs)
+    listed["pd_a2_p0"]["front_door"] = read
+    assert not rollout.launch_steps(listed, specs, waves)["door_unplanned"]
     # a container no spec names (a removed instance's): its host, and the front door is asked again
     retired = states(specs)
     retired["pd_a2_d0"]["extra"] = ["vllm-ascend-decode-c-dp0"]

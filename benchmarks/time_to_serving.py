@@ -31,6 +31,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -135,15 +136,22 @@ def timed_runs(cluster, decode, prefill, extra, front, shape=""):
     label += " as %s" % shape if shape else ""
     start = time.monotonic()
     run = playbook(cluster, cluster, *extra)
+    # read while the clock runs: a playbook whose output fills the pipe would wait on its next line (64 KiB)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(run.stdout), daemon=True)
+    reader.start()
     serving = None
     while serving is None and time.monotonic() - start < 600:
         if completion(PROXY[cluster], front):
             serving = time.monotonic() - start
         elif run.poll() not in (None, 0):
-            sys.exit("%s deploy failed:\n%s" % (cluster, run.stdout.read()[-4000:]))
+            reader.join(10)
+            sys.exit("%s deploy failed:\n%s" % (cluster, "".join(lines)[-4000:]))
         else:
             time.sleep(0.25)
-    output, _stderr = run.communicate()
+    run.wait()
+    reader.join(60)
+    output = "".join(lines)
     played = time.monotonic() - start
     if run.returncode != 0 or serving is None:
         sys.exit("%s deploy failed or never served:\n%s" % (cluster, output[-4000:]))

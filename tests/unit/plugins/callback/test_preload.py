@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -59,3 +60,96 @@ def test_the_core_plugins_the_tasks_use_are_imported_as_the_builtin_collection_l
 def test_the_connection_and_shell_plugins_settings_are_read_once_for_the_workers():
     # a worker that finds them defined does not parse the plugins' documentation again, task after task
     assert sorted(_run_the_callback()["configured"]) == [["connection", "local"], ["connection", "ssh"], ["shell", "sh"]]
+
+
+# The payloads the callback builds beside the main process, in a fresh interpreter whose run cache is a directory of
+# the test's; then what a worker builds for the same module, with the cache file removed.
+BUILD_PROBE = textwrap.dedent("""
+    import json, multiprocessing, os, pathlib, sys
+    from ansible.plugins.loader import init_plugin_loader, module_loader
+    init_plugin_loader()
+    from ansible import constants
+    from ansible.executor import module_common
+    from ansible.template import Templar
+    from ansible_collections.llmops.inference.plugins.callback import preload
+    class Play:
+        def get_variable_manager(self):
+            return type("Variables", (), {"extra_vars": json.loads(sys.argv[1])})()
+    callback = preload.CallbackModule()
+    callback.v2_playbook_on_start(None)
+    callback.v2_playbook_on_play_start(Play())
+    children = multiprocessing.active_children()
+    if not children:
+        print(json.dumps({"built": []}))
+        sys.exit(0)
+    for child in children:
+        child.join(60)
+    cache = pathlib.Path(constants.DEFAULT_LOCAL_TMP) / "ansiballz_cache"
+    built = {path.name: module_common._CachedModule.load(str(path)) for path in cache.iterdir()
+             if not path.name.endswith((".lock", "-part"))}
+    name = "ansible_collections.llmops.inference.plugins.modules.container_state-ZIP_DEFLATED-none"
+    ours = built[name]
+    (cache / name).unlink()
+    found = module_loader.find_plugin_with_context("llmops.inference.container_state")
+    module_common.modify_module(module_name="llmops.inference.container_state", module_path=found.plugin_resolved_path,
+                                module_args={}, templar=Templar(loader=None), task_vars={"ansible_python_interpreter": "python3"},
+                                module_compression="ZIP_DEFLATED")
+    worker = module_common._CachedModule.load(str(cache / name))
+    import base64, io, zipfile
+    names = lambda module: sorted(zipfile.ZipFile(io.BytesIO(base64.b64decode(module.zip_data))).namelist())
+    print(json.dumps({"built": sorted(built), "same_files": names(ours) == names(worker), "files": len(names(ours))}))
+""")
+
+
+def _build(tmp_path, extra_vars):
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", BUILD_PROBE, json.dumps(extra_vars)], capture_output=True, text=True, check=True,
+                          env=env)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_the_deploy_modules_payloads_are_built_into_the_runs_cache_as_a_worker_builds_them(tmp_path):
+    found = _build(tmp_path, {"llmops_cluster": "pd_a2"})
+    from ansible_collections.llmops.inference.plugins.callback.preload import DEPLOY_MODULES
+    assert found["built"] == sorted("ansible_collections.llmops.inference.plugins.modules.%s-ZIP_DEFLATED-none" % name
+                                    for name in DEPLOY_MODULES)
+    # the module and every module_util it imports, as the worker's own build holds them
+    assert found["same_files"] and found["files"] > 10
+
+
+def test_plan_mode_builds_no_payload(tmp_path):
+    # it runs no module on a host: the builder would only take CPU from the plan's composition
+    assert _build(tmp_path, {"llmops_plan_dir": str(tmp_path / "plan")}) == {"built": []}
+
+
+FREEZE_PROBE = textwrap.dedent("""
+    import gc, json, weakref
+    from ansible.plugins.loader import init_plugin_loader
+    init_plugin_loader()
+    from ansible_collections.llmops.inference.plugins.callback.preload import COLLECT_EVERY, CallbackModule
+    class Node:
+        pass
+    callback = CallbackModule()
+    callback.v2_playbook_on_start(None)
+    frozen_at_start = gc.get_freeze_count()
+    # a reference cycle that becomes garbage after a task froze it
+    cycle = Node(); cycle.me = cycle; alive = weakref.ref(cycle)
+    callback.v2_playbook_on_task_start(None, False)
+    del cycle
+    gc.collect()
+    kept_while_frozen = alive() is not None
+    for _task in range(COLLECT_EVERY - 1):
+        callback.v2_playbook_on_task_start(None, False)
+    print(json.dumps({"frozen_at_start": frozen_at_start, "kept_while_frozen": kept_while_frozen, "freed": alive() is None,
+                      "frozen_after": gc.get_freeze_count()}))
+""")
+
+
+def test_what_the_main_process_holds_is_frozen_before_each_task_and_its_garbage_freed_every_hundred_tasks():
+    done = subprocess.run([sys.executable, "-c", FREEZE_PROBE], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.splitlines()[-1])
+    # the imports at the playbook's start, then each task's objects: no collection scans them in between
+    assert found["frozen_at_start"] > 1000 and found["frozen_after"] > 1000
+    assert found["kept_while_frozen"]
+    # the hundredth task's full collection frees the cycle frozen before
+    assert found["freed"]

@@ -148,7 +148,8 @@ def timed_runs(cluster, decode, prefill, extra, front, shape=""):
             reader.join(10)
             sys.exit("%s deploy failed:\n%s" % (cluster, "".join(lines)[-4000:]))
         else:
-            time.sleep(0.25)
+            # the figure's resolution; until the proxy listens, each attempt is a refused connection
+            time.sleep(0.05)
     run.wait()
     reader.join(60)
     output = "".join(lines)

@@ -100,6 +100,7 @@ class CallbackModule(CallbackBase):
         super().__init__(*args, **kwargs)
         self._tasks = 0
         self._building = False
+        self._builder = None
 
     def v2_playbook_on_start(self, playbook):
         for name in collection_plugins("filter"):
@@ -132,8 +133,8 @@ class CallbackModule(CallbackBase):
             return
         self._building = True
         if "llmops_plan_dir" not in play.get_variable_manager().extra_vars:
-            # a daemon: it ends with the run
-            multiprocessing.get_context("fork").Process(target=build_payloads, args=(DEPLOY_MODULES,), daemon=True).start()
+            self._builder = multiprocessing.get_context("fork").Process(target=build_payloads, args=(DEPLOY_MODULES,), daemon=True)
+            self._builder.start()
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         # the workers of this task are forked next
@@ -142,3 +143,10 @@ class CallbackModule(CallbackBase):
             gc.unfreeze()
             gc.collect()
         gc.freeze()
+
+    def v2_playbook_on_stats(self, stats):
+        # a run that ended within a second of its first play (a play that failed at once) may still be building: stop it
+        # before ansible-playbook removes its temporary directory, which the builder would otherwise make again
+        if self._builder is not None and self._builder.is_alive():
+            self._builder.terminate()
+            self._builder.join(5)

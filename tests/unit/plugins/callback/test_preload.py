@@ -153,3 +153,28 @@ def test_what_the_main_process_holds_is_frozen_before_each_task_and_its_garbage_
     assert found["kept_while_frozen"]
     # the hundredth task's full collection frees the cycle frozen before
     assert found["freed"]
+
+
+STOP_PROBE = textwrap.dedent("""
+    import json, multiprocessing
+    from ansible.plugins.loader import init_plugin_loader
+    init_plugin_loader()
+    from ansible_collections.llmops.inference.plugins.callback.preload import CallbackModule
+    class Play:
+        def get_variable_manager(self):
+            return type("Variables", (), {"extra_vars": {}})()
+    callback = CallbackModule()
+    callback.v2_playbook_on_start(None)
+    callback.v2_playbook_on_play_start(Play())
+    building = [child.is_alive() for child in multiprocessing.active_children()]
+    callback.v2_playbook_on_stats(None)
+    print(json.dumps({"building": building, "left": [child.is_alive() for child in multiprocessing.active_children()]}))
+""")
+
+
+def test_a_run_that_ends_while_the_payloads_build_stops_the_builder_first(tmp_path):
+    # else ansible-playbook's removal of its temporary directory races the builder, which makes it again
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", STOP_PROBE], capture_output=True, text=True, check=True, env=env)
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found == {"building": [True], "left": []}

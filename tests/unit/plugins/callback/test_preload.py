@@ -95,16 +95,31 @@ BUILD_PROBE = textwrap.dedent("""
                                 module_args={}, templar=Templar(loader=None), task_vars={"ansible_python_interpreter": "python3"},
                                 module_compression="ZIP_DEFLATED")
     worker = module_common._CachedModule.load(str(cache / name))
-    import base64, io, zipfile
+    import base64, io, zipfile, zipimport
     names = lambda module: sorted(zipfile.ZipFile(io.BytesIO(base64.b64decode(module.zip_data))).namelist())
-    print(json.dumps({"built": sorted(built), "same_files": names(ours) == names(worker), "files": len(names(ours))}))
+    # a host imports the payload from a zip file: what it finds for basic.py, as built, then with other bytecode
+    payload = pathlib.Path(sys.argv[2]) / "payload.zip"
+    payload.write_bytes(base64.b64decode(ours.zip_data))
+    def code_file():
+        return zipimport.zipimporter(str(payload) + "/ansible/module_utils/").get_code("basic").co_filename
+    as_built = code_file()
+    with zipfile.ZipFile(payload) as source:
+        entries = {info.filename: source.read(info) for info in source.infolist()}
+    entries["ansible/module_utils/basic.pyc"] = b"\\0\\0\\r\\n" + entries["ansible/module_utils/basic.pyc"][4:]
+    payload.unlink()
+    with zipfile.ZipFile(payload, "w") as changed:
+        for name, data in entries.items():
+            changed.writestr(name, data)
+    zipimport._zip_directory_cache.clear()
+    print(json.dumps({"built": sorted(built), "worker": names(worker), "ours": names(ours), "as_built": as_built,
+                      "other_magic": code_file()}))
 """)
 
 
 def _build(tmp_path, extra_vars):
     env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", BUILD_PROBE, json.dumps(extra_vars)], capture_output=True, text=True, check=True,
-                          env=env)
+    done = subprocess.run([sys.executable, "-c", BUILD_PROBE, json.dumps(extra_vars), str(tmp_path)], capture_output=True, text=True,
+                          check=True, env=env)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -113,8 +128,13 @@ def test_the_deploy_modules_payloads_are_built_into_the_runs_cache_as_a_worker_b
     from ansible_collections.llmops.inference.plugins.callback.preload import DEPLOY_MODULES
     assert found["built"] == sorted("ansible_collections.llmops.inference.plugins.modules.%s-ZIP_DEFLATED-none" % name
                                     for name in DEPLOY_MODULES)
-    # the module and every module_util it imports, as the worker's own build holds them
-    assert found["same_files"] and found["files"] > 10
+    # the module and every module_util it imports, as the worker's own build holds them, each with its bytecode
+    sources = [name for name in found["worker"] if name.endswith(".py")]
+    assert len(sources) > 10 and not [name for name in found["worker"] if name.endswith(".pyc")]
+    assert found["ours"] == sorted(found["worker"] + [name + "c" for name in sources])
+    # read from the bytecode, compiled with its name in the payload; bytecode of another Python: compiled from the source
+    assert found["as_built"] == "ansible/module_utils/basic.py"
+    assert found["other_magic"].endswith("payload.zip/ansible/module_utils/basic.py")
 
 
 def test_plan_mode_builds_no_payload(tmp_path):

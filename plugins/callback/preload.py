@@ -24,7 +24,7 @@ description:
     on its hosts into the run's module cache, where the first worker of each would otherwise build it while the
     other hosts' workers wait (0.13-0.2 s of each first look, preflight ping, start and wait round). Plan mode
     (C(llmops_plan_dir) set) runs none of them and builds nothing.
-  - Each payload it builds also holds the bytecode of its Python files (unchecked hash-based C(.pyc), PEP 552): a host
+  - Each payload it builds also holds the bytecode of its Python files (unchecked hash-based C(.pyc), PEP 552). A host
     imports the payload from a zip file, where Python neither finds nor keeps bytecode, so every module run compiled
     the module_utils again (about 0.065 s of the host's CPU per run). A host whose Python reads another bytecode
     format compiles the source as before.

@@ -33,3 +33,20 @@ def write_text(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         out.write(text)
+
+
+def write_changed(module, files, mode):
+    """Writes the files ({path: content}, absolute paths) whose content on this host differs, with ``mode``; nothing in
+    check mode. Returns (paths changed or that would be, diffs for the module's result). A relative path fails the
+    module before anything is written."""
+    for path in sorted(files):
+        if not os.path.isabs(path):
+            module.fail_json(msg="config file path %r is not absolute" % path)
+    changed, diffs = [], []
+    for path, before, content in differing(files):
+        changed.append(path)
+        diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
+        if not module.check_mode:
+            write_text(path, content)
+            module.set_mode_if_different(path, mode, False)
+    return changed, diffs

@@ -50,11 +50,9 @@ changed_files:
   elements: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._files import differing, write_text
+from ansible_collections.llmops.inference.plugins.module_utils._files import write_changed
 
 
 def main():
@@ -62,17 +60,7 @@ def main():
         argument_spec=dict(files=dict(type="dict", required=True), mode=dict(type="raw", default="0644")),
         supports_check_mode=True,
     )
-    for path in sorted(module.params["files"]):
-        if not os.path.isabs(path):
-            module.fail_json(msg="config file path %r is not absolute" % path)
-    changed, diffs = [], []
-    for path, before, content in differing(module.params["files"]):
-        changed.append(path)
-        diffs.append({"before_header": path, "after_header": path, "before": before or "", "after": content})
-        if not module.check_mode:
-            write_text(path, content)
-    for path in changed if not module.check_mode else ():
-        module.set_mode_if_different(path, module.params["mode"], False)
+    changed, diffs = write_changed(module, module.params["files"], module.params["mode"])
     module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)
 
 

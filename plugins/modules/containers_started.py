@@ -49,6 +49,13 @@ options:
     description: Seconds a container stopped for a new spec, or restarted, gets before it is killed.
     type: int
     default: 10
+  files:
+    description:
+      - Config files of the host's launch specs (host path to content), written before any container acts, those
+        whose content differs only, with mode C(0644), as M(llmops.inference.config_files) writes them. The deploy
+        hands them to a host's first step that starts anything there, rather than spend a round of its own on them.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -64,6 +71,11 @@ actions:
   description: What each container needed (create, recreate, start, restart, none), by name.
   returned: always
   type: dict
+changed_files:
+  description: Paths of O(files) written (or that would be, in check mode).
+  returned: always
+  type: list
+  elements: str
 """
 
 import os
@@ -73,6 +85,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
+from ansible_collections.llmops.inference.plugins.module_utils._files import write_changed
 
 # A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
 CALL_TIMEOUT = 1800
@@ -98,22 +111,24 @@ def main():
             containers=dict(type="list", elements="dict", required=True),
             restart=dict(type="list", elements="str", default=[]),
             stop_timeout=dict(type="int", default=10),
+            files=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
+    changed_files, _diffs = write_changed(module, module.params["files"], "0644")
     current = cluster_containers(module, docker, module.params["cluster"])
     containers = module.params["containers"]
     restart = set(module.params["restart"])
     actions = {c["name"]: docker_run.action(c.get("labels") or {}, current.get(c["name"]), c["name"] in restart) for c in containers}
     todo = [c for c in containers if actions[c["name"]] != "none"]
     if module.check_mode or not todo:
-        module.exit_json(changed=bool(todo), actions=actions)
+        module.exit_json(changed=bool(todo or changed_files), actions=actions, changed_files=changed_files)
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         failures = [f for f in pool.map(lambda c: act(docker, c, actions[c["name"]], module.params["stop_timeout"]), todo) if f]
     if failures:
-        module.fail_json(msg="; ".join(failures), actions=actions)
-    module.exit_json(changed=True, actions=actions)
+        module.fail_json(msg="; ".join(failures), actions=actions, changed_files=changed_files)
+    module.exit_json(changed=True, actions=actions, changed_files=changed_files)
 
 
 if __name__ == "__main__":

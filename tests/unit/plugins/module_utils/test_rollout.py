@@ -195,3 +195,31 @@ def test_containers_of_one_name_on_two_hosts_are_told_apart():
                            "dp_a2_node1/vllm": "restarted with its DP group (vllm: not running (stopped))"}
     assert plan["lines"] == ["step 1 (wave 0): vllm on dp_a2_node0: not running (stopped)",
                              "step 1 (wave 0): vllm on dp_a2_node1: restarted with its DP group (vllm: not running (stopped))"]
+
+
+def test_a_hosts_changed_config_files_are_written_by_its_first_step_that_starts_something_there():
+    specs, waves = cluster(seeds.pd_a2())
+    proxy_host = specs[-1]["host"]
+    # a first deploy: the proxy's file on its host is new; that host's first step (wave 0, its prefill rank) writes it
+    first = {host: {"status": {s["name"]: "missing" for s in specs if s["host"] == host}} for host in {s["host"] for s in specs}}
+    first[proxy_host]["changed_files"] = ["/etc/llmops/pd_proxy/front_door.py"]
+    plan = rollout.launch_steps(first, specs, waves)
+    assert not any(plan["before_steps"].values())
+    flagged = [(index, host) for index, step in enumerate(plan["steps"]) for host, mine in step["hosts"].items() if mine.get("files")]
+    assert flagged == [(0, proxy_host)] and plan["steps"][0]["hosts"][proxy_host]["start"]
+    # only the proxy restarts for its rewritten file: the step that restarts it writes it
+    rewritten = states(specs, restart=["proxy"])
+    rewritten[proxy_host]["changed_files"] = ["/etc/llmops/pd_proxy/front_door.py"]
+    plan = rollout.launch_steps(rewritten, specs, waves)
+    assert not plan["before_steps"][proxy_host]
+    assert [mine for step in plan["steps"] for host, mine in step["hosts"].items() if mine["start"] or mine.get("files")] == [
+        {"stop": [], "start": ["proxy"], "restart": ["proxy"], "wait": ["proxy"], "files": True}]
+    # a file no step's start writes on its host (nothing there restarts for it): before the steps, as a round of its own
+    idle = states(specs)
+    idle[proxy_host]["changed_files"] = ["/etc/llmops/x.json"]
+    plan = rollout.launch_steps(idle, specs, waves)
+    assert plan["before_steps"][proxy_host] and not plan["steps"]
+    # a host with work before its steps anyway (a container to retire) writes its files there too, not in a step
+    retiring = dict(first, **{proxy_host: dict(first[proxy_host], extra=["vllm-old"])})
+    plan = rollout.launch_steps(retiring, specs, waves)
+    assert plan["before_steps"][proxy_host] and not any(mine.get("files") for step in plan["steps"] for mine in step["hosts"].values())

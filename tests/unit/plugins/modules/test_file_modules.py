@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plan_files and config_files: write what differs, nothing in check mode, nothing twice."""
+"""plan_files, config_files and containers_started's files: write what differs, nothing in check mode, nothing twice."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.llmops.inference.plugins.modules import config_files, plan_files
+from ansible_collections.llmops.inference.plugins.modules import config_files, containers_started, plan_files
 
 
 def _run(capsys, module, args):
@@ -52,3 +52,22 @@ def test_config_files_reports_and_diffs_what_it_changes(capsys, tmp_path):
 def test_config_files_refuses_relative_paths(capsys):
     code, result = _run(capsys, config_files, {"files": {"etc/x.conf": "x"}})
     assert code == 1 and "not absolute" in result["msg"]
+
+
+def test_containers_started_writes_the_steps_files_before_its_containers_act(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "pd_proxy" / "front_door.py"
+    acted = []
+    # no Docker here: the host has none of the cluster's containers, and each docker call is recorded, not made
+    monkeypatch.setattr(containers_started.AnsibleModule, "get_bin_path", lambda self, name, **kwargs: "/usr/bin/" + name)
+    monkeypatch.setattr(containers_started, "cluster_containers", lambda module, docker, cluster: {})
+    monkeypatch.setattr(containers_started, "act", lambda docker, container, what, timeout: acted.append((path.exists(), what)))
+    spec = {"name": "pd-proxy", "labels": {"llmops.spec-hash": "1"}, "env": {}}
+    args = {"cluster": "pd_a2", "containers": [spec], "files": {str(path): "print()\n"}}
+    code, result = _run(capsys, containers_started, dict(args, _ansible_check_mode=True))
+    assert result["changed_files"] == [str(path)] and not path.exists() and not acted
+    code, result = _run(capsys, containers_started, args)
+    assert code == 0 and result["changed_files"] == [str(path)] and path.read_text() == "print()\n"
+    # the file was there when the container was run
+    assert acted == [(True, "create")] and oct(path.stat().st_mode & 0o777) == "0o644"
+    code, result = _run(capsys, containers_started, dict(args, containers=[]))
+    assert result["changed_files"] == [] and result["changed"] is False

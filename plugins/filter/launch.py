@@ -173,6 +173,30 @@ def ucm_storage_meta(config):
     return spec_meta.ucm_storage_of_config(config)
 
 
+# What makes a cluster have each component role: the inventory's settings the composition passes (issue 21's start
+# path: an absent component's include, argument check and task cost every run about 0.08 s, so the composition
+# includes only those this names).
+COMPONENT_TESTS = {
+    "ucm_cache": lambda settings: settings["connector"] == "ucm",
+    "mooncake_master": lambda settings: settings["kv_pool"] == "mooncake",
+    "memcache_pool": lambda settings: settings["kv_pool"] == "memcache",
+    "pd_proxy": lambda settings: "prefill" in (settings["groups"] or {}),
+    "host_firewall": lambda settings: bool(settings["firewall"]),
+}
+
+
+def cluster_components(roles, connector="none", kv_pool="none", groups=None, firewall=False):
+    """The component roles of ``roles`` the cluster has, in that order: ucm_cache when the engines use UCMConnector,
+    mooncake_master or memcache_pool for the KV pool's backend, pd_proxy when it has prefill engines (a PD cluster),
+    host_firewall when enabled. A role not known here fails: a new component says here what makes a cluster have it."""
+    unknown = [role for role in roles if role not in COMPONENT_TESTS]
+    if unknown:
+        raise AnsibleFilterError("cluster_components: no rule for component role(s) %s; known: %s"
+                                 % (", ".join(unknown), ", ".join(COMPONENT_TESTS)))
+    settings = {"connector": connector or "none", "kv_pool": kv_pool or "none", "groups": groups, "firewall": firewall}
+    return [role for role in roles if COMPONENT_TESTS[role](settings)]
+
+
 def component_parts(outputs, key):
     """What the cluster's components gave under one key (planner, service, engine_addon, launch_specs, created_dirs),
     from their outputs (_<role>_out) in the components' order; components without it are left out."""
@@ -223,6 +247,7 @@ class FilterModule:
             "paths_outside_mounts": paths_outside_mounts,
             "driver_container": driver_container,
             "component_parts": component_parts,
+            "cluster_components": cluster_components,
             "cluster_specs": cluster_specs,
             "ucm_storage_meta": ucm_storage_meta,
         }

@@ -9,6 +9,7 @@ import os
 import sys
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmops.inference.plugins.filter import launch
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
@@ -88,3 +89,24 @@ def test_a_driver_profile_gets_the_npus_of_its_hardware_first_and_keeps_listed_o
     assert own["devices"] == ["/dev/davinci0", "/dev/davinci1", "/dev/hisi_hdc"]
     assert launch.driver_container({"hardware": "h100", "devices": [], "gpus": True})["devices"] == []
     assert launch.driver_container({"hardware": "cpu", "devices": []})["devices"] == []
+
+
+COMPONENTS = ["ucm_cache", "mooncake_master", "memcache_pool", "pd_proxy", "host_firewall"]
+
+
+def test_the_composition_includes_only_the_components_the_cluster_has():
+    pd = {"prefill": {"dp_size": 2}, "decode": {"dp_size": 8}}
+    # the seeds' shapes: UCM on one node, a PD cluster, a PD cluster with each pool backend
+    assert launch.cluster_components(COMPONENTS, connector="ucm", groups={"colocated": {}}) == ["ucm_cache"]
+    assert launch.cluster_components(COMPONENTS, connector="mooncake", groups=pd) == ["pd_proxy"]
+    assert launch.cluster_components(COMPONENTS, connector="mooncake", kv_pool="mooncake", groups=pd) == ["mooncake_master", "pd_proxy"]
+    assert launch.cluster_components(COMPONENTS, connector="mooncake", kv_pool="memcache", groups=pd, firewall=True) == [
+        "memcache_pool", "pd_proxy", "host_firewall"]
+    # nothing set: a single DP group, no component; the order is the input's
+    assert launch.cluster_components(COMPONENTS) == []
+    assert launch.cluster_components(["host_firewall", "pd_proxy"], groups=pd, firewall=True) == ["host_firewall", "pd_proxy"]
+
+
+def test_a_component_without_a_rule_is_refused():
+    with pytest.raises(AnsibleFilterError, match="no rule for component role.*etcd_cluster"):
+        launch.cluster_components(COMPONENTS + ["etcd_cluster"])

@@ -166,10 +166,10 @@ def launch_steps(states, specs, waves, machines=None):
     planned spec (members: the plan's, by role), else None, "idle": the run has nothing to do (no step, nothing to retire,
     no config file to rewrite, the front door lists the plan's members, as its host's look read them), "door_unplanned":
     the running front door may list members the plan does not have, "before_steps": {host: whether it has a config
-    file to rewrite that no step's start writes, a container to retire or front door members to take out first}}. A step's stop / start /
-    restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop", "start",
-    "restart", "wait"}}, with ``"files": True`` in a host's first step that starts anything there when that step writes
-    its config files), which is what each host acts on; ``out`` the front door members taken out before it
+    file to rewrite that no step's start writes, a container to retire or front door members to take out first}}. A
+    step's stop / start / restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop",
+    "start", "restart", "wait"}}, with ``"files": True`` in a host's first step that starts anything there when that
+    step writes its config files), which is what each host acts on; ``out`` the front door members taken out before it
     starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
     wave's first step starts whatever must start and waits for the whole wave but the groups to roll; each rolled
     group then gets a step of its own, which waits for it.
@@ -254,12 +254,12 @@ def launch_steps(states, specs, waves, machines=None):
 
 
 def _before_steps(states, steps, retire, unplanned):
-    """{host: whether it has work before the steps}: a container to retire, or (every host, the tasks run once) front
-    door members to take out; a first deploy or a roll has none, and deploy then leaves those tasks out rather than have
-    every host skip each of them (issue 21's start path). A host's config files to rewrite are written by the start of
-    its first step that (re)starts anything there, in the same call (``files`` in that step's ``hosts`` entry: a round
-    of their own cost a first deploy 0.2-0.3 s); before the steps only when the host has such work anyway, or no step
-    starts anything on it."""
+    """{host: whether it has work before the steps}, marking the steps that write a host's config files instead: a
+    container to retire, or (every host, the tasks run once) front door members to take out; a first deploy or a roll
+    has none, and deploy then leaves those tasks out rather than have every host skip each of them (issue 21's start
+    path). A host's config files to rewrite are written by the start of its first step that (re)starts anything there,
+    in the same call (``files`` in that step's ``hosts`` entry: a round of their own cost a first deploy 0.2-0.3 s);
+    before the steps only when the host has such work anyway, or no step starts anything on it."""
     before = {}
     for host, state in states.items():
         early = bool(unplanned or retire.get(host))

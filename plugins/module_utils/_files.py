@@ -50,3 +50,16 @@ def write_changed(module, files, mode):
             write_text(path, content)
             module.set_mode_if_different(path, mode, False)
     return changed, diffs
+
+
+def make_dirs(module, paths, mode):
+    """Makes each directory of ``paths`` (absolute) that does not exist, with its parents, and sets ``mode`` on it;
+    nothing in check mode. Returns the ones made (or that would be). A relative path fails the module first."""
+    for path in paths:
+        if not os.path.isabs(path):
+            module.fail_json(msg="directory %r is not absolute" % path)
+    made = [path for path in paths if not os.path.isdir(path)]
+    for path in made if not module.check_mode else ():
+        os.makedirs(path, exist_ok=True)
+        module.set_mode_if_different(path, mode, False)
+    return made

@@ -168,8 +168,9 @@ def launch_steps(states, specs, waves, machines=None):
     the running front door may list members the plan does not have, "before_steps": {host: whether it has a config
     file to rewrite that no step's start writes, a container to retire or front door members to take out first}}. A
     step's stop / start / restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop",
-    "start", "restart", "wait"}}, with ``"files": True`` in a host's first step that starts anything there when that
-    step writes its config files), which is what each host acts on; ``out`` the front door members taken out before it
+    "start", "restart", "wait"}}, with ``"first": True`` in a host's first step that starts anything there, which makes
+    the directories the cluster's components need, and ``"files": True`` when that step writes the host's config
+    files), which is what each host acts on; ``out`` the front door members taken out before it
     starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
     wave's first step starts whatever must start and waits for the whole wave but the groups to roll; each rolled
     group then gets a step of its own, which waits for it.
@@ -264,6 +265,8 @@ def _before_steps(states, steps, retire, unplanned):
     for host, state in states.items():
         early = bool(unplanned or retire.get(host))
         first = next((step["hosts"][host] for step in steps if (step["hosts"].get(host) or {}).get("start")), None)
+        if first is not None:
+            first["first"] = True
         to_write = bool((state or {}).get("changed_files"))
         if to_write and not early and first is not None:
             first["files"] = True

@@ -207,13 +207,17 @@ def test_a_hosts_changed_config_files_are_written_by_its_first_step_that_starts_
     assert not any(plan["before_steps"].values())
     flagged = [(index, host) for index, step in enumerate(plan["steps"]) for host, mine in step["hosts"].items() if mine.get("files")]
     assert flagged == [(0, proxy_host)] and plan["steps"][0]["hosts"][proxy_host]["start"]
+    # every host's first step that starts anything there makes the components' directories: one step per host
+    firsts = [(index, host) for index, step in enumerate(plan["steps"]) for host, mine in step["hosts"].items() if mine.get("first")]
+    assert sorted(host for _index, host in firsts) == sorted({s["host"] for s in specs})
+    assert all(plan["steps"][index]["hosts"][host]["start"] for index, host in firsts)
     # only the proxy restarts for its rewritten file: the step that restarts it writes it
     rewritten = states(specs, restart=["proxy"])
     rewritten[proxy_host]["changed_files"] = ["/etc/llmops/pd_proxy/front_door.py"]
     plan = rollout.launch_steps(rewritten, specs, waves)
     assert not plan["before_steps"][proxy_host]
     assert [mine for step in plan["steps"] for host, mine in step["hosts"].items() if mine["start"] or mine.get("files")] == [
-        {"stop": [], "start": ["proxy"], "restart": ["proxy"], "wait": ["proxy"], "files": True}]
+        {"stop": [], "start": ["proxy"], "restart": ["proxy"], "wait": ["proxy"], "first": True, "files": True}]
     # a file no step's start writes on its host (nothing there restarts for it): before the steps, as a round of its own
     idle = states(specs)
     idle[proxy_host]["changed_files"] = ["/etc/llmops/x.json"]

@@ -69,5 +69,30 @@ def test_containers_started_writes_the_steps_files_before_its_containers_act(cap
     assert code == 0 and result["changed_files"] == [str(path)] and path.read_text() == "print()\n"
     # the file was there when the container was run
     assert acted == [(True, "create")] and oct(path.stat().st_mode & 0o777) == "0o644"
+    # the components' directories, with their parents, before anything else; only those missing, never twice
+    cache = tmp_path / "ucm" / "cache"
+    code, result = _run(capsys, containers_started, dict(args, dirs=[str(cache), str(tmp_path)], _ansible_check_mode=True))
+    assert result["made_dirs"] == [str(cache)] and not cache.exists()
+    code, result = _run(capsys, containers_started, dict(args, dirs=[str(cache), str(tmp_path)]))
+    assert result["made_dirs"] == [str(cache)] and cache.is_dir() and oct(cache.stat().st_mode & 0o777) == "0o755"
+    code, result = _run(capsys, containers_started, dict(args, containers=[], dirs=[str(cache)]))
+    assert result["made_dirs"] == [] and result["changed"] is False
+    code, result = _run(capsys, containers_started, dict(args, dirs=["data/ucm"]))
+    assert code == 1 and "not absolute" in result["msg"]
     code, result = _run(capsys, containers_started, dict(args, containers=[]))
     assert result["changed_files"] == [] and result["changed"] is False
+
+
+def test_containers_started_lists_the_hosts_containers_unless_the_look_found_every_one_absent(capsys, monkeypatch):
+    listed, acted = [], []
+    monkeypatch.setattr(containers_started.AnsibleModule, "get_bin_path", lambda self, name, **kwargs: "/usr/bin/" + name)
+    monkeypatch.setattr(containers_started, "cluster_containers", lambda module, docker, cluster: listed.append(cluster) or {})
+    monkeypatch.setattr(containers_started, "act", lambda docker, container, what, timeout: acted.append((container["name"], what)))
+    specs = [{"name": name, "labels": {"llmops.spec-hash": "1"}, "env": {}} for name in ("prefill-dp0", "pd-proxy")]
+    # a first deploy: both absent at the look, so run at once
+    code, result = _run(capsys, containers_started, {"cluster": "pd_a2", "containers": specs, "absent": ["prefill-dp0", "pd-proxy"]})
+    assert code == 0 and listed == [] and sorted(acted) == [("pd-proxy", "create"), ("prefill-dp0", "create")]
+    # one the look found (or a restart asked): the host's containers are listed first, as always
+    for extra in ({"absent": ["prefill-dp0"]}, {"absent": ["prefill-dp0", "pd-proxy"], "restart": ["pd-proxy"]}, {}):
+        _run(capsys, containers_started, dict({"cluster": "pd_a2", "containers": specs}, **extra))
+    assert listed == ["pd_a2"] * 3

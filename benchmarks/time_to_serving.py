@@ -16,10 +16,12 @@ instances, two per node) with the same start times: its time to serving against 
 The clusters named by --secure are then measured again on the same nodes with every guard of the front door
 on (the engines' key, a client key, TLS with a certificate made here, the host firewall with this machine as
 the client network): the first completion is asked over HTTPS with the client key, and it and the no-op run
-are timed. Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh` (as root, Docker running):
+are timed. With --repeat N each time to serving is the median of N first deploys, each from torn down (this machine
+varies by about half a second from run to run). Prints figures and ratios; asserts nothing. Run after `. scripts/env.sh`
+(as root, Docker running):
 
     python benchmarks/time_to_serving.py [--cluster pd_a2 pd_pool_a2] [--decode 20] [--prefill 30] [--secure pd_a2]
-                                         [--instances]
+                                         [--instances] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,31 +112,32 @@ def secure_vars(cluster, directory):
     return ("-e", json.dumps(settings)), context
 
 
-def measure(cluster, decode, prefill, secure, shape=()):
-    """Time to serving of a torn-down cluster (shape: inventories laid over it, e.g. EIGHT_INSTANCES); returns it."""
+def measure(cluster, decode, prefill, secure, shape=(), repeat=1):
+    """Time to serving of a torn-down cluster (shape: inventories laid over it, e.g. EIGHT_INSTANCES), the median of
+    ``repeat`` first deploys; returns it."""
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), "up", str(HARNESS / "inventories" / cluster)], check=True,
                    capture_output=True)
-    teardown = playbook("teardown", cluster, *shape, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster)
-    output, _stderr = teardown.communicate()
-    if teardown.returncode != 0:
-        sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
+    torn_down(cluster, shape)
     guards, front = (), None
     with tempfile.TemporaryDirectory(prefix="llmops-tts-") as directory:
         if secure:
             guards, front = secure_vars(cluster, directory)
         serving = timed_runs(cluster, decode, prefill, tuple(shape) + ("-e", delays_vars(cluster, decode, prefill)) + guards, front,
-                             "8 instances (4P4D)" if shape else "")
+                             "8 instances (4P4D)" if shape else "", shape, repeat)
     playbook("teardown", cluster, *shape, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster).communicate()
     return serving
 
 
-def timed_runs(cluster, decode, prefill, extra, front, shape=""):
-    """The first completion from a torn-down cluster and a no-op re-run; with the guards off (front None) also the
-    no-op run without preflight and, over SSH, without the connection settings (the guards do not change those).
-    Returns the time to serving."""
-    floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
-    label = cluster if front is None else cluster + " (secured: keys, TLS, host firewall)"
-    label += " as %s" % shape if shape else ""
+def torn_down(cluster, shape):
+    """Removes the cluster's containers (its models and config files stay), as before a first deploy."""
+    teardown = playbook("teardown", cluster, *shape, "-e", "llmops_cluster=" + cluster, "-e", "llmops_confirm_teardown=" + cluster)
+    output, _stderr = teardown.communicate()
+    if teardown.returncode != 0:
+        sys.exit("%s teardown failed:\n%s" % (cluster, output[-4000:]))
+
+
+def first_completion(cluster, extra, front):
+    """(seconds from the deploy's start to its first completion through the proxy, seconds it ran) of one deploy."""
     start = time.monotonic()
     run = playbook(cluster, cluster, *extra)
     # read while the clock runs: a playbook whose output fills the pipe would wait on its next line (64 KiB)
@@ -156,9 +160,28 @@ def timed_runs(cluster, decode, prefill, extra, front, shape=""):
     played = time.monotonic() - start
     if run.returncode != 0 or serving is None:
         sys.exit("%s deploy failed or never served:\n%s" % (cluster, output[-4000:]))
+    return serving, played
+
+
+def timed_runs(cluster, decode, prefill, extra, front, shape="", layers=(), repeat=1):
+    """The first completion from a torn-down cluster (the median of ``repeat`` deploys, each from torn down) and a
+    no-op re-run; with the guards off (front None) also the no-op run without preflight and, over SSH, without the
+    connection settings (the guards do not change those). Returns the time to serving."""
+    floor = max(decode, prefill) if cluster == "pd_a2" else decode + prefill
+    label = cluster if front is None else cluster + " (secured: keys, TLS, host firewall)"
+    label += " as %s" % shape if shape else ""
+    figures = []
+    for attempt in range(repeat):
+        if attempt:
+            torn_down(cluster, layers)
+        serving, played = first_completion(cluster, extra, front)
+        figures.append(serving)
+        print("%s: first completion through the proxy %.1f s after the playbook started (playbook ended at %.1f s)"
+              % (label, serving, played))
+    serving = statistics.median(figures)
+    if repeat > 1:
+        print("%s: median of %d first deploys %.1f s (%s)" % (label, repeat, serving, ", ".join("%.1f" % f for f in figures)))
     target = floor + 6
-    print("%s: first completion through the proxy %.1f s after the playbook started (playbook ended at %.1f s)"
-          % (label, serving, played))
     print("%s: floor %d s (decode %d s, prefill %d s, %s) -> floor + %.1f s, ratio %.2f; target floor + 6 = %.1f s -> %.2f of "
           "the target" % (label, floor, decode, prefill, "together" if cluster == "pd_a2" else "one after the other",
                           serving - floor, serving / floor, target, serving / target))
@@ -194,12 +217,14 @@ def main():
     parser.add_argument("--secure", nargs="*", default=[], choices=sorted(PROXY),
                         help="measure these again with the engines' key, a client key, TLS and the host firewall on")
     parser.add_argument("--instances", action="store_true", help="measure pd_a2's nodes again as 4P4D (eight instances)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="first deploys per figure, each from torn down; the median is reported (the machine varies run to run)")
     args = parser.parse_args()
     for cluster in args.cluster:
         for secure in (False, True) if cluster in args.secure else (False,):
-            serving = measure(cluster, args.decode, args.prefill, secure)
+            serving = measure(cluster, args.decode, args.prefill, secure, repeat=args.repeat)
             if cluster == "pd_a2" and args.instances and not secure:
-                eight = measure(cluster, args.decode, args.prefill, False, EIGHT_INSTANCES)
+                eight = measure(cluster, args.decode, args.prefill, False, EIGHT_INSTANCES, args.repeat)
                 print("pd_a2: 8 instances (4P4D) serve %.1f s after the playbook started against %.1f s for 1 per role: %.2f x "
                       "(target 1.1 x)" % (eight, serving, eight / serving))
         if not args.keep_nodes:

@@ -35,13 +35,19 @@ def write_text(path, text):
         out.write(text)
 
 
+def require_absolute(module, paths, what):
+    """Fails the module on the first path of ``paths`` that is not absolute (``what``: what the paths are, for the
+    message), before anything is written."""
+    for path in paths:
+        if not os.path.isabs(path):
+            module.fail_json(msg="%s %r is not absolute" % (what, path))
+
+
 def write_changed(module, files, mode):
     """Writes the files ({path: content}, absolute paths) whose content on this host differs, with ``mode``; nothing in
     check mode. Returns (paths changed or that would be, diffs for the module's result). A relative path fails the
     module before anything is written."""
-    for path in sorted(files):
-        if not os.path.isabs(path):
-            module.fail_json(msg="config file path %r is not absolute" % path)
+    require_absolute(module, sorted(files), "config file path")
     changed, diffs = [], []
     for path, before, content in differing(files):
         changed.append(path)
@@ -55,9 +61,7 @@ def write_changed(module, files, mode):
 def make_dirs(module, paths, mode):
     """Makes each directory of ``paths`` (absolute) that does not exist, with its parents, and sets ``mode`` on it;
     nothing in check mode. Returns the ones made (or that would be). A relative path fails the module first."""
-    for path in paths:
-        if not os.path.isabs(path):
-            module.fail_json(msg="directory %r is not absolute" % path)
+    require_absolute(module, paths, "directory")
     made = [path for path in paths if not os.path.isdir(path)]
     for path in made if not module.check_mode else ():
         os.makedirs(path, exist_ok=True)

@@ -255,10 +255,11 @@ def launch_steps(states, specs, waves, machines=None):
 
 
 def _before_steps(states, steps, retire, unplanned):
-    """{host: whether it has work before the steps}, marking the steps that write a host's config files instead: a
-    container to retire, or (every host, the tasks run once) front door members to take out; a first deploy or a roll
-    has none, and deploy then leaves those tasks out rather than have every host skip each of them (issue 21's start
-    path). A host's config files to rewrite are written by the start of its first step that (re)starts anything there,
+    """{host: whether it has work before the steps}, marking each host's first step that starts anything there
+    (``first``: it makes the components' directories) and, when it writes the host's config files instead, ``files``.
+    Work before the steps: a container to retire, or (every host, the tasks run once) front door members to take out;
+    a first deploy or a roll has none, and deploy then leaves those tasks out rather than have every host skip each of
+    them (issue 21's start path). A host's config files to rewrite are written by the start of its first step that (re)starts anything there,
     in the same call (``files`` in that step's ``hosts`` entry: a round of their own cost a first deploy 0.2-0.3 s);
     before the steps only when the host has such work anyway, or no step starts anything on it."""
     before = {}

@@ -26,6 +26,10 @@ KEYS_ENV = "LLMOPS_FRONT_DOOR_KEYS"
 ADMIN_KEYS_ENV = "LLMOPS_FRONT_DOOR_ADMIN_KEYS"
 TLS_CERT_ENV = "LLMOPS_FRONT_DOOR_TLS_CERT"
 TLS_KEY_ENV = "LLMOPS_FRONT_DOOR_TLS_KEY"
+FAILOVER_ENV = "LLMOPS_FRONT_DOOR_FAILOVER"
+# The bounds of the failover request path (roles/pd_proxy/files/front_door_router.py), by setting.
+BOUND_ENV = {"probe_interval": "LLMOPS_FRONT_DOOR_PROBE_INTERVAL", "first_byte_timeout": "LLMOPS_FRONT_DOOR_FIRST_BYTE_TIMEOUT",
+             "tries": "LLMOPS_FRONT_DOOR_TRIES", "request_deadline": "LLMOPS_FRONT_DOOR_DEADLINE"}
 # Where deploy finds the keys' values: container_launch_secret_sources[SOURCE][field], one key per line.
 SOURCE = "front_door"
 KEY_FIELDS = {KEYS_ENV: "client_keys", ADMIN_KEYS_ENV: "admin_keys"}
@@ -113,15 +117,43 @@ def command(launcher, endpoints, bind, port, extra_flags=None):
             + render_flags(extra_flags or {}))
 
 
+def failover_env(settings, cluster):
+    """The failover path's environment: off (the upstream's own request path) or its bounds, checked."""
+    if not settings.get("failover", True):
+        return {FAILOVER_ENV: "0"}
+    env = {}
+    for name, variable in BOUND_ENV.items():
+        value = settings.get(name)
+        if value in (None, ""):
+            continue
+        number = int(value) if name == "tries" else float(value)
+        if number <= 0 or (name == "probe_interval" and number > 1):
+            raise ValueError("cluster %s: pd_proxy_%s is %s. Fix: give a number above 0%s." % (
+                cluster, name, value, " and at most 1 (a dead member is out of rotation within a probe interval plus "
+                                      "the probe's 1 s)" if name == "probe_interval" else ""))
+        env[variable] = str(number)
+    return env
+
+
+def launcher_files(config_dir, texts):
+    """{path on the host: text} of the launcher and the modules beside it (``texts``: {file name: text}, or the
+    launcher's text alone)."""
+    if isinstance(texts, str):
+        texts = {LAUNCHER: texts}
+    return {config_dir + "/" + name: text for name, text in sorted(texts.items())}
+
+
 def proxy_fields(settings, endpoints, sources, cluster):
     """The proxy's launch spec fields that the front door decides: command, env, secret_env, volumes, files, ready
     and meta. ``settings``: script, bind, port, extra_flags, address (the proxy node's), config_dir, launcher (the
-    launcher's text), client_keys, admin_keys, open_front_door, tls_cert, tls_key."""
+    launcher's files, {file name: text}), client_keys, admin_keys, open_front_door, tls_cert, tls_key, failover,
+    probe_interval, first_byte_timeout, tries, request_deadline."""
     clients, admins = check(settings, sources, cluster)
     key = engine_key(sources, cluster)
     config_dir = settings["config_dir"].rstrip("/")
     launcher, listed = config_dir + "/" + LAUNCHER, config_dir + "/" + INSTANCES
     env = {UPSTREAM_ENV: settings["script"], INSTANCES_ENV: listed}
+    env.update(failover_env(settings, cluster))
     volumes = ["%s:%s:ro" % (config_dir, config_dir)]
     tls = bool(settings.get("tls_cert"))
     if tls:
@@ -149,11 +181,13 @@ def proxy_fields(settings, endpoints, sources, cluster):
     ready = {"http": url + "/healthcheck"}
     if settings.get("tls_ca"):
         ready["ca"] = settings["tls_ca"]
+    meta = {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
+            "failover": env.get(FAILOVER_ENV) != "0", "live": {"flags": list(MEMBER_FLAGS), "files": [listed]}}
+    if meta["failover"] and not tls:  # its members' state, for Prometheus (a scrape over TLS would need the CA)
+        meta["metrics_url"] = url + "/metrics"
+    files = launcher_files(config_dir, settings["launcher"])
+    files[listed] = json.dumps(instances(endpoints), indent=2, sort_keys=True) + "\n"
     return {
         "command": command(launcher, endpoints, settings["bind"], settings["port"], settings.get("extra_flags")),
-        "env": env, "secret_env": secret, "volumes": volumes,
-        "files": {launcher: settings["launcher"], listed: json.dumps(instances(endpoints), indent=2, sort_keys=True) + "\n"},
-        "ready": ready,
-        "meta": {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
-                 "live": {"flags": list(MEMBER_FLAGS), "files": [listed]}},
+        "env": env, "secret_env": secret, "volumes": volumes, "files": files, "ready": ready, "meta": meta,
     }

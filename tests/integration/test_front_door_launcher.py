@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The front door's launcher around the real vllm-ascend proxy, in the harness's engine image with no network
 but its loopback: TLS with a certificate made here, two workers, the manager's authkey file its owner's alone
-(tests/harness/front_door_launcher_check.py runs inside). Needs Docker and the harness images."""
+(tests/harness/front_door_launcher_check.py runs inside); failover through a killed, a hung and a restarted decoder
+under load, and the answers of faults (tests/harness/front_door_failover_check.py). Needs Docker and the harness
+images."""
 
 from __future__ import annotations
 
@@ -34,6 +36,42 @@ def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     assert str(seen["https checked against the system's store only"]).startswith("no answer")  # our CA, not a public one
     assert seen["manager file mode"] == "0o600"  # the upstream writes its authkey there with default permissions
     assert seen["decode members at start"] == ["127.0.0.1:18200", "127.0.0.1:18201"]  # the members file's, not the argv's
-    assert seen["remove while in flight"] == "Instances ['127.0.0.1:18201'] are isolated and waiting to be removed."
-    # put back by the launcher: upstream's add skips a listed member, and its listener would then drop the tainted one
+    # the router counts the requests in flight, not upstream: its remove drops the member at once, the request on it
+    # ends normally, and the add lists it again at once (the router serves it once its pair probe passed)
+    assert seen["remove while in flight"] == "remove decode instances: ['127.0.0.1:18201']."
+    assert seen["request in flight answered"] == 200
     assert seen["listed after"] == ["127.0.0.1:18200", "127.0.0.1:18201"]
+
+
+def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_faults_get_explicit_answers():
+    """Two prefill and three decode instant engines behind the launcher, a bounded load (non-streaming and streaming,
+    every body checked), then faults (tests/harness/front_door_failover_check.py runs inside)."""
+    run = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
+         "-v", "%s:/up:ro" % UPSTREAM.parent, "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"),
+         "--entrypoint", "python3", "llmops-engine:test", "/harness/front_door_failover_check.py", "/door/front_door.py",
+         "/up/" + UPSTREAM.name, "/harness/instant_engine.py"],
+        capture_output=True, text=True, timeout=240, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    load = seen["load"]
+    print("under load, decode 18201 killed (-9), 18202 stopped (SIGSTOP) then continued, 18201 started again: "
+          "%d requests sent, %d failed, %d empty 200s; ejected %s s after the kill, %s s after the SIGSTOP; serving again "
+          "%s s after SIGCONT, %s s after the restart" % (
+              load["sent"], load["failed"], load["empty_200"], seen["ejected after kill -9 (s)"],
+              seen["ejected after SIGSTOP (s)"], seen["serving after SIGCONT (s)"], seen["serving after a restart (s)"]))
+    assert load["failed"] == 0 and load["sent"] > 50, load
+    assert seen["ejected after kill -9 (s)"] is not None and seen["ejected after SIGSTOP (s)"] is not None
+    assert seen["serving after SIGCONT (s)"] is not None and seen["serving after a restart (s)"] is not None
+    assert seen["models"] == [200, json.dumps({"object": "list", "data": [{"id": "bench"}]})]
+    status, stream = seen["cut stream"]
+    events = [line[len("data: "):] for line in stream.splitlines() if line.startswith("data: ")]
+    assert status == 200 and json.loads(events[0])["choices"][0]["text"] == " t0"  # a token went out before the cut
+    assert json.loads(events[-3])["choices"][0]["finish_reason"] == "error"
+    assert json.loads(events[-2])["error"]["code"] == 502 and events[-1] == "[DONE]"
+    status, body = seen["engine 400"]
+    assert status == 400 and json.loads(body)["error"]["message"] == "This model's maximum context length is 512 tokens."
+    none_left = seen["no decoder"]
+    assert none_left["status"] == 503 and none_left["retry_after"] == "1" and none_left["seconds"] < 1
+    assert none_left["body"]["error"]["type"] == "ServiceUnavailableError"
+    assert 'llmops_front_door_requests_total{outcome="stream_cut"} 1' in seen["metrics"]

@@ -26,6 +26,11 @@ What the wrapper enforces, from its environment (the pd_proxy role sets it from 
                                  otherwise, read again on each add), so the proxy never sends the engines' key
                                  to a host that is not in the plan.
   LLMOPS_FRONT_DOOR_TLS_CERT / _TLS_KEY   PEM files: serve HTTPS instead of HTTP.
+  LLMOPS_FRONT_DOOR_FAILOVER     "0": completions take the upstream proxy's own request path. Otherwise (the default)
+                                 front_door_router.py serves them over the upstream's lists: members watched, tries
+                                 sent again, explicit errors (its docstring); LLMOPS_FRONT_DOOR_PROBE_INTERVAL,
+                                 _FIRST_BYTE_TIMEOUT, _TRIES and _DEADLINE bound it. It also serves GET /v1/models,
+                                 GET /metrics (open, like /healthcheck) and GET /members (admin: each member's state).
 An /instances/add of a member the proxy still lists, taken out earlier (upstream's remove only taints a member
 while any request is in flight, and its add skips a listed member, so under steady load a member taken out could
 never come back), puts it back at once through the upstream scheduler's own activate_waiting_instance.
@@ -44,9 +49,11 @@ import os
 import sys
 from pathlib import Path
 
-OPEN_PATHS = frozenset({"/healthcheck"})
-ADMIN_PATHS = frozenset({"/instances/add", "/instances/remove", "/reset_prefix_cache"})
+OPEN_PATHS = frozenset({"/healthcheck", "/metrics"})
+ADMIN_PATHS = frozenset({"/instances/add", "/instances/remove", "/reset_prefix_cache", "/members"})
 ADD_PATH = "/instances/add"
+REMOVE_PATH = "/instances/remove"
+COMPLETIONS = frozenset({"/v1/completions", "/v1/chat/completions"})
 ROLES = ("prefill", "decode")
 MEMBER_FLAGS = {"prefill": ("--prefiller-hosts", "--prefiller-ports"), "decode": ("--decoder-hosts", "--decoder-ports")}
 
@@ -151,23 +158,40 @@ def error_body(message, kind, code):
     return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
 
 
-class FrontDoor:
-    """ASGI middleware: the key check in front of the upstream proxy's app."""
+async def read_body(receive):
+    """The request's whole body, or None when the client left first."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    return b"".join(chunks)
 
-    def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None):
+
+class FrontDoor:
+    """ASGI middleware: the key check in front of the upstream proxy's app, and the router's paths."""
+
+    def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None, router=None):
         self.app = app
         self.client_keys = tuple(client_keys)
         self.admin_keys = tuple(admin_keys)
         # the plan's members: a callable, so a members file rewritten while the proxy runs is what add accepts
         self.instances = instances if callable(instances) else (lambda: instances or {role: () for role in ROLES})
         self.put_back = put_back  # (role, [(host, port)]) -> None: untaint members the proxy still lists
+        self.router = router  # front_door_router.Router, or None: the upstream's request path
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":  # lifespan: the upstream app's own start and stop
+        if scope["type"] == "lifespan":  # the upstream app's own start and stop, then the router's
+            return await self.app(scope, receive, self.lifespan_send(send))
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "")
         token = bearer(scope.get("headers") or [])
         if path in OPEN_PATHS:
+            if path == "/metrics" and self.router:
+                return await self.router.metrics(send)
             return await self.app(scope, receive, send)
         if path in ADMIN_PATHS:
             if self.admin_keys and not key_matches(token, self.admin_keys):
@@ -176,31 +200,53 @@ class FrontDoor:
             if not self.admin_keys and not is_own_host(scope.get("client"), scope.get("server")):
                 return await self.refuse(send, 403, "%s answers only to the proxy's own host" % path, "permission_error",
                                          "forbidden")
-            if path == ADD_PATH:
-                return await self.add_instances(scope, receive, send)
-            return await self.app(scope, receive, send)
+            return await self.admin(path, scope, receive, send)
         if self.client_keys and not key_matches(token, self.client_keys):
             return await self.refuse(send, 401, "a valid API key is required (Authorization: Bearer <key>)",
                                      "invalid_request_error", "invalid_api_key")
+        if self.router and path in COMPLETIONS and scope.get("method") == "POST":
+            return await self.router.completions(scope, receive, send, await read_body(receive))
+        if self.router and path == "/v1/models" and scope.get("method") == "GET":
+            return await self.router.models(send)
         return await self.app(scope, receive, send)
 
+    async def admin(self, path, scope, receive, send):
+        if path == "/members":
+            if self.router:
+                return await self.router.view(send)
+            return await self.refuse(send, 404, "the front door's failover is off (LLMOPS_FRONT_DOOR_FAILOVER=0)",
+                                     "not_found_error", "not_found")
+        if path == ADD_PATH:
+            return await self.add_instances(scope, receive, send)
+        await self.app(scope, receive, send)
+        if path == REMOVE_PATH and self.router:  # a member taken out gets no new request from here on
+            self.router.sync()
+        return None
+
+    def lifespan_send(self, send):
+        async def relay(message):
+            if self.router and message["type"] == "lifespan.startup.complete":
+                await self.router.start()
+            if self.router and message["type"] == "lifespan.shutdown.complete":
+                await self.router.stop()
+            await send(message)
+        return relay
+
     async def add_instances(self, scope, receive, send):
-        """Only instances of the plan: the upstream proxy polls an added instance with the engines' key."""
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        """Only instances of the plan: the upstream proxy polls an added instance with the engines' key. With the
+        router, the answer waits until the members added pass a pair probe (they serve from then on)."""
+        body = await read_body(receive)
+        if body is None:
+            return None
         refused = refused_instances(body, self.instances())
         if refused:
             return await self.refuse(send, 403, "not instances of the cluster's plan: %s" % ", ".join(refused),
                                      "permission_error", "instance_not_planned")
+        role, members = requested(body)
         if self.put_back:
-            role, members = requested(body)
             self.put_back(role, [host_port(m) for m in members])
+        if self.router and members:
+            await self.router.admit(role, [str(m) for m in members])
         replayed = False
 
         async def replay():
@@ -229,14 +275,16 @@ def upstream_module():
     return importlib.import_module(script.stem)
 
 
-def put_back_with(upstream):
-    """Put back members the upstream scheduler still lists (tainted by a remove while requests were in flight): its
-    add skips a listed member, its activate_waiting_instance untaints one (a member not tainted is left as it is)."""
+def put_back_with(upstream, every=False):
+    """Put back members: those the upstream scheduler still lists (tainted by a remove while requests were in flight:
+    its add skips a listed member, its activate_waiting_instance untaints one; a member not tainted is left as it
+    is), or with ``every`` (the router's request path, which the upstream's in-flight count never sees, so a remove
+    drops a member at once) every member added, at once: the router serves it only after its pair probe."""
     def put_back(role, members):
         scheduler = upstream.get_runtime().scheduler
         listed = {(str(s["host"]).lower(), int(s["port"])) for s in scheduler.get_snapshot()["%s_instances" % role]}
         for host, port in members:
-            if (host, port) in listed:
+            if every or (host, port) in listed:
                 scheduler.activate_waiting_instance(upstream.ServerRole(role), host, port)
     return put_back
 
@@ -245,10 +293,15 @@ def create_app():
     """uvicorn's factory, in the parent (one worker) or in each worker process."""
     upstream = upstream_module()
     listed = os.environ.get("LLMOPS_FRONT_DOOR_INSTANCES")
+    # in the proxy's image, beside this file: imported only where it runs (it needs the upstream's httpx)
+    import front_door_router  # pylint: disable=import-outside-toplevel
+
+    router = front_door_router.from_env(upstream)
     return FrontDoor(upstream.create_app(),
                      client_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_KEYS")),
                      admin_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_ADMIN_KEYS")),
-                     instances=lambda: load_instances(listed), put_back=put_back_with(upstream))
+                     instances=lambda: load_instances(listed), put_back=put_back_with(upstream, every=router is not None),
+                     router=router)
 
 
 def main():

@@ -53,7 +53,8 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
     assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
     assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
     assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "client_auth": True,
-                              "admin_auth": True, "tls": False,
+                              "admin_auth": True, "tls": False, "failover": True,
+                              "metrics_url": "http://192.0.2.41:8081/metrics",
                               "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],
                                        "files": ["/etc/llmops/pd_proxy/instances.json"]}}
     # deploy puts the values in from the host's variables: the keys one per line
@@ -218,3 +219,35 @@ def test_put_back_untaints_only_members_the_scheduler_still_lists():
 
     module.put_back_with(Upstream)("prefill", [("192.0.2.41", 9081), ("192.0.2.42", 9081)])
     assert calls == [("prefill", "192.0.2.41", 9081)]  # the one not listed goes through upstream's waiting list
+    # the router's request path: upstream counts no request in flight, so a remove dropped the member; every member
+    # added is listed at once (the router serves it only once its pair probe passed)
+    calls.clear()
+    module.put_back_with(Upstream, every=True)("prefill", [("192.0.2.41", 9081), ("192.0.2.42", 9081)])
+    assert calls == [("prefill", "192.0.2.41", 9081), ("prefill", "192.0.2.42", 9081)]
+
+
+def test_failover_is_on_by_default_with_its_bounds_in_the_environment_and_its_modules_beside_the_launcher():
+    texts = {"front_door.py": "# launcher\n", "front_door_router.py": "# router\n", "front_door_health.py": "# health\n"}
+    fields = front_door.proxy_fields(settings(launcher=texts, probe_interval=0.5, first_byte_timeout=30, tries=4,
+                                              request_deadline=300), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert {k: v for k, v in fields["env"].items() if k.startswith("LLMOPS_FRONT_DOOR_") and "KEYS" not in k
+            and k not in ("LLMOPS_FRONT_DOOR_UPSTREAM", "LLMOPS_FRONT_DOOR_INSTANCES")} == {
+        "LLMOPS_FRONT_DOOR_PROBE_INTERVAL": "0.5", "LLMOPS_FRONT_DOOR_FIRST_BYTE_TIMEOUT": "30.0",
+        "LLMOPS_FRONT_DOOR_TRIES": "4", "LLMOPS_FRONT_DOOR_DEADLINE": "300.0"}
+    assert {path: fields["files"][path] for path in fields["files"] if path.endswith(".py")} == {
+        "/etc/llmops/pd_proxy/" + name: text for name, text in texts.items()}
+    off = front_door.proxy_fields(settings(failover=False), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert off["env"]["LLMOPS_FRONT_DOOR_FAILOVER"] == "0" and off["meta"]["failover"] is False
+    assert "metrics_url" not in off["meta"]  # the upstream proxy has no /metrics
+    tls = front_door.proxy_fields(settings(tls_cert="/c.pem", tls_key="/k.pem"), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    assert "metrics_url" not in tls["meta"]  # Prometheus's file targets cannot carry the CA
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("probe_interval", 2, "pd_proxy_probe_interval is 2. Fix: give a number above 0 and at most 1"),
+    ("tries", 0, "pd_proxy_tries is 0. Fix: give a number above 0."),
+    ("first_byte_timeout", -1, "pd_proxy_first_byte_timeout is -1. Fix: give a number above 0."),
+])
+def test_a_failover_bound_that_is_no_positive_number_is_refused(name, value, message):
+    with pytest.raises(ValueError, match="cluster pd_a2: " + message.replace(".", r"\.")):
+        front_door.proxy_fields(settings(**{name: value}), ENDPOINTS, ENGINE_KEY, "pd_a2")

@@ -7,8 +7,9 @@ PD pair the bottleneck, the KV cache full, and with Mooncake masters in HA no le
 
 Every API engine serves vLLM's /metrics, which counts the requests of every DP rank behind it (one
 series per `engine` label), so headless ranks need no target of their own. The KV pool services are
-scraped where their readiness probe already reads /metrics (mooncake_master). The PD proxy has no
-/metrics.
+scraped where their readiness probe already reads /metrics (mooncake_master). The PD proxy's front door,
+with failover on, has a /metrics of its own: each member's state as it sees it, which its alerts read (a
+member out of rotation, a role with no serving member).
 """
 
 from __future__ import annotations
@@ -84,7 +85,26 @@ def alert_rules(specs, cluster):
                 "The %s side limits the cluster: more %s DP ranks (or fewer %s ones) would balance it." % (busy, busy, idle)))
     if any((spec_meta.ha(spec) or {}).get("service") == "mooncake_master" for spec in specs):
         rules += ha_rules(selector, cluster, verbs)
+    if any(spec_meta.kind(spec) == "proxy" and spec_meta.metrics_url(spec) for spec in specs):
+        rules += front_door_rules(selector, cluster, verbs)
     return {"groups": [{"name": "llmops-%s" % cluster, "rules": rules}]}
+
+
+def front_door_rules(selector, cluster, verbs):
+    """The front door's view of its members (roles/pd_proxy/files/front_door_health.py): a member out of rotation
+    (ejected, or on probation while its pair probes fail), and a role with none serving (clients get 503)."""
+    return [
+        alert("LlmopsFrontDoorMemberOut", 'llmops_front_door_member_state{%s,state!="serving"} == 1' % selector, DOWN_FOR,
+              "warning", "cluster %s: {{ $labels.role }} member {{ $labels.member }} is {{ $labels.state }} at the front "
+                         "door" % cluster,
+              "It gets no request. The front door probes it every second and serves it again once its /health answers "
+              "and a prefill-to-decode probe through it passes. status.yml %s shows its container; the cluster's "
+              "playbook restarts a dead DP group." % verbs),
+        alert("LlmopsFrontDoorRoleDown", "llmops_front_door_serving_members{%s} == 0" % selector, "30s", "critical",
+              "cluster %s: no {{ $labels.role }} member is serving" % cluster,
+              "The front door answers every completion with 503 and Retry-After until one serves again. status.yml %s "
+              "shows the containers; the cluster's playbook restarts the dead ones." % verbs),
+    ]
 
 
 def ha_rules(selector, cluster, verbs):

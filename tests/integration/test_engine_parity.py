@@ -179,6 +179,27 @@ def test_a_completion_has_the_fields_the_proxy_and_verify_read(engine):
     assert answer["usage"]["completion_tokens"] == 4 and answer["usage"]["prompt_tokens"] > 0
 
 
+def error_of(url, body):
+    """(status, error body) of a request vLLM refuses."""
+    try:
+        get(url, body)
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read().decode())
+    return 200, None
+
+
+def test_an_unknown_model_and_max_tokens_past_the_context_are_refused_with_vllms_status_and_body(engine):
+    """What the front door passes on unchanged: a 404 naming the model, a 400 naming max_tokens (a request within the
+    context but whose prompt and max_tokens exceed it is cut to fit, not refused)."""
+    url = engine.url + "/v1/completions"
+    assert error_of(url, {"model": "nope", "prompt": "hi", "max_tokens": 2}) == (404, {"error": {
+        "message": "The model `nope` does not exist. Valid aliases: tiny.", "type": "NotFoundError", "param": "model",
+        "code": 404}})
+    assert error_of(url, {"model": "tiny", "prompt": "hi", "max_tokens": 4096}) == (400, {"error": {
+        "message": "max_tokens=4096 cannot be greater than max_model_len=2048. Please request fewer output tokens. "
+                   "(parameter=max_tokens, value=4096)", "type": "BadRequestError", "param": "max_tokens", "code": 400}})
+
+
 def test_a_streamed_completion_comes_token_by_token_then_its_usage(engine):
     """What `vllm bench serve` (benchmark.yml) reads of a stream: one text chunk per token, the last with its
     finish_reason, then a chunk with no choice and the usage it counts output tokens by."""

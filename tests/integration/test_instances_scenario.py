@@ -8,7 +8,10 @@ The lab's pd_2p2d_a2 (pd_a2's deployment as 2P2D: an instance of each role per n
 back by retiring its host (pd_2p2d_a2_retiring). Each change runs under a bounded
 load (tests/harness/load.py: 8 threads, at most 6000 requests and 300 s, to the harness network only), whose
 figures are printed: requests sent, failed, throughput and its dip. A roll, an add and a remove must lose no
-request, and the proxy must not restart for any of them. The tests run in file order, sharing one deployment.
+request, and the proxy must not restart for any of them. Then unplanned faults under the same load, each printed with
+the seconds until the front door ejected the members and served them again: a decode rank, a decode instance and a
+prefill instance killed (-9), then healed by a re-run, and a decode engine frozen (docker pause) then thawed: none
+may cost a request. The tests run in file order, sharing one deployment.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 import sys
 import time
 
+import openai
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
@@ -36,6 +40,10 @@ NODES = {"p0": "llmops-pd-a2-p0", "p1": "llmops-pd-a2-p1", "d0": "llmops-pd-a2-d
 PROXY = "http://10.213.7.41:8081"
 # the image every engine rolls to; the proxy keeps its own (pd_proxy_image follows vllm_engine_image otherwise)
 ROLLED = ("-e", "vllm_engine_image=llmops-engine:rolled", "-e", "pd_proxy_image=llmops-engine:test")
+DOOR = """
+import urllib.request
+print(urllib.request.urlopen("http://10.213.7.41:8081/members", timeout=10).read().decode())
+"""
 LISTS = """
 import json, sys, urllib.request
 request = urllib.request.Request("http://10.213.7.41:8081/instances/add", data=json.dumps({"type": "decode", "instances": []}).encode(),
@@ -67,6 +75,48 @@ def front_door_lists():
     """What the running proxy lists, asked from its own host (its admin API answers no other without admin keys)."""
     answer = json.loads(node_exec(NODES["p0"], "python3", "-c", LISTS).stdout)
     return sorted(answer["current_prefill_instances"]), sorted(answer["current_decode_instances"])
+
+
+def door_states():
+    """{member: state} as the running front door sees them (its /members, asked from its own host), {} while it does
+    not answer."""
+    try:
+        answer = json.loads(node_exec(NODES["p0"], "python3", "-c", DOOR).stdout)
+    except ValueError:
+        return {}
+    return {m["member"]: m["state"] for m in answer["members"]}
+
+
+def seconds_until(predicate, bound):
+    """Seconds until predicate() held (asked about every 0.1 s, each ask about 0.1 s), None when not within bound."""
+    start = time.monotonic()
+    while time.monotonic() - start < bound:
+        if predicate():
+            return round(time.monotonic() - start, 1)
+        time.sleep(0.1)
+    return None
+
+
+def fault_under_load(what, fault, members, heal):
+    """fault() under the steady load; the seconds until the front door ejected every one of members; 4 s more left
+    alone (requests keep coming); heal() and the seconds from its start until they serve again. Returns (heal's
+    result, the load's report, the figures)."""
+    figures = {}
+
+    def change():
+        fault()
+        figures["ejected"] = seconds_until(lambda: {door_states().get(m) for m in members} == {"ejected"}, 30)
+        time.sleep(4)
+        healing = time.monotonic()
+        result = heal()
+        figures["back"] = seconds_until(lambda: {door_states().get(m) for m in members} == {"serving"}, 60)
+        figures["back"] = None if figures["back"] is None else round(time.monotonic() - healing, 1)
+        return result
+
+    result, report = under_load(what, change)
+    print("%s: %d sent, %d failed (non-streaming), ejected %s s after the fault, serving again %s s after the heal "
+          "began" % (what, report["sent"], report["failed"], figures["ejected"], figures["back"]))
+    return result, report, figures
 
 
 def lists_now():
@@ -103,6 +153,26 @@ def test_each_instance_runs_on_its_node_and_verify_proves_every_pair(two_by_two)
     assert sorted(set(pairs)) == [("prefill", "decode"), ("prefill", "decode-b"), ("prefill-b", "decode"), ("prefill-b", "decode-b")]
 
 
+def test_the_openai_client_lists_the_model_completes_streams_and_gets_the_engines_errors(two_by_two):
+    """The official OpenAI client against the front door, as a new user would try it."""
+    client = openai.OpenAI(base_url=PROXY + "/v1", api_key="unused", max_retries=0, timeout=30)
+    assert [model.id for model in client.models.list()] == ["glm"]
+    whole = client.completions.create(model="glm", prompt="the openai client", max_tokens=4, temperature=0)
+    assert whole.choices[0].text and whole.choices[0].finish_reason == "length"
+    chunks = list(client.completions.create(model="glm", prompt="the openai client", max_tokens=4, temperature=0,
+                                            stream=True))
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == whole.choices[0].text  # greedy: the same text
+    assert chunks[-1].choices[0].finish_reason == "length"
+    messages = [{"role": "user", "content": "the openai client"}]
+    chat = client.chat.completions.create(model="glm", messages=messages, max_tokens=4)
+    streamed = list(client.chat.completions.create(model="glm", messages=messages, max_tokens=4, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in streamed if c.choices) == chat.choices[0].message.content
+    with pytest.raises(openai.NotFoundError, match="The model `nope` does not exist"):
+        client.completions.create(model="nope", prompt="hi", max_tokens=4)
+    with pytest.raises(openai.BadRequestError, match="max_tokens=300000 cannot be greater than max_model_len=200000"):
+        client.completions.create(model="glm", prompt="hi", max_tokens=300000)
+
+
 def test_rolling_every_instance_under_load_loses_no_request(two_by_two):
     """A new image for every engine, with two instances per role and no outage accepted: each instance in turn is taken
     out of the front door, drained, restarted and put back, decode first; the proxy keeps running."""
@@ -115,6 +185,11 @@ def test_rolling_every_instance_under_load_loses_no_request(two_by_two):
     images = {node_docker(node, "inspect", "-f", "{{.Config.Image}}", name).stdout.strip()
               for node in NODES.values() for name in containers(node, CLUSTER) if name != "pd-proxy"}
     assert images == {"llmops-engine:rolled"}
+    # each restarted prefill served again only after a pair probe with a decode member (stale transfer state)
+    log = node_docker(NODES["p0"], "logs", "pd-proxy").stderr
+    for prefill in ("10.213.7.41:9081", "10.213.7.42:9081"):
+        assert re.search(r"prefill %s: serving \(pair probe with 10\.213\.7\.4[34]:99\d\d passed\)" % re.escape(prefill), log), log[-3000:]
+    assert set(door_states().values()) == {"serving"}
 
 
 def test_a_new_decode_instance_joins_under_load_without_restarting_the_proxy(two_by_two):
@@ -149,22 +224,49 @@ def test_a_retired_instance_leaves_under_load_and_a_restarted_proxy_knows_the_cu
     wait_until(lambda: lists_now() == planned, 60, "the restarted proxy listing the plan's members")
 
 
-def test_a_killed_rank_is_recovered_by_a_rerun_while_the_other_decode_instance_answers(two_by_two):
+DECODE_B = ["10.213.7.44:9900", "10.213.7.44:9901"]
+
+
+def restarted_by(result):
+    return set(re.findall(r"step \d+ \(wave \d+\): (vllm-ascend-\S+) on", result.output))
+
+
+def test_a_killed_decode_rank_costs_no_request_and_a_rerun_restarts_its_instance_only(two_by_two):
+    """kill -9 of one rank of decode-b: the front door ejects it and sends its share elsewhere; left alone, nothing
+    fails; the re-run restarts its DP group only, and the front door serves it again after its pair probes."""
     before = proxy_started()
-
-    def kill_and_recover():
-        node_docker(NODES["d1"], "kill", "vllm-ascend-decode-b-dp1")
-        time.sleep(3)  # requests the balancer sends to the dead rank fail until the re-run takes its instance out
-        return deploy(BASE, *ROLLED)
-
-    result, report = under_load("kill of decode-b rank 1, recovered by a re-run", kill_and_recover)
-    restarted = set(re.findall(r"step \d+ \(wave \d+\): (vllm-ascend-\S+) on", result.output))
-    assert restarted == {"vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"}  # its instance only
+    result, report, figures = fault_under_load(
+        "kill -9 of decode-b rank 1", lambda: node_docker(NODES["d1"], "kill", "vllm-ascend-decode-b-dp1"),
+        DECODE_B[1:], lambda: deploy(BASE, *ROLLED))
+    assert restarted_by(result) == {"vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"}  # its instance only
     assert proxy_started() == before
-    print("failed while rank 1 of decode-b was dead: %d of %d" % (report["failed"], report["sent"]))
+    assert report["failed"] == 0 and report["sent"] > 100, report["line"]
+    assert figures["ejected"] is not None and figures["back"] is not None, figures
+
+
+def test_a_killed_decode_instance_and_a_killed_prefill_instance_cost_no_request(two_by_two):
+    for what, node, names, members in (
+            ("kill -9 of decode instance decode-b", "d1", ["vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"], DECODE_B),
+            ("kill -9 of prefill instance prefill-b", "p1", ["vllm-ascend-prefill-b-dp0"], ["10.213.7.42:9081"])):
+        result, report, figures = fault_under_load(
+            what, lambda node=node, names=names: node_docker(NODES[node], "kill", *names), members, lambda: deploy(BASE, *ROLLED))
+        assert restarted_by(result) == set(names)
+        assert report["failed"] == 0 and report["sent"] > 100, report["line"]
+        assert figures["ejected"] is not None and figures["back"] is not None, figures
+
+
+def test_a_hung_decode_engine_is_ejected_and_serves_again_once_it_answers(two_by_two):
+    """docker pause freezes every process of rank 0 of decode (hung, not dead: its port still accepts); its requests
+    in flight are moved, and once unpaused it serves again after its pair probes."""
+    _result, report, figures = fault_under_load(
+        "SIGSTOP (docker pause) of decode rank 0", lambda: node_docker(NODES["d0"], "pause", "vllm-ascend-decode-dp0"),
+        ["10.213.7.43:9900"], lambda: node_docker(NODES["d0"], "unpause", "vllm-ascend-decode-dp0"))
+    assert report["failed"] == 0 and report["sent"] > 100, report["line"]
+    assert figures["ejected"] is not None and figures["back"] is not None, figures
     with Load(PROXY, model="glm", requests=200, seconds=60, workers=4) as after:
         after.wait()
-    assert after.failed() == [] and after.sent() > 0  # recovered: nothing fails any more
+    assert after.failed() == [] and after.sent() > 0
+    assert set(door_states().values()) == {"serving"}
 
 
 def test_status_logs_and_stop_name_every_instance(two_by_two, tmp_path):

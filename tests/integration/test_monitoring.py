@@ -43,17 +43,18 @@ def alerts(name, at, *expected):
 def test_targets_are_every_api_engine_and_the_pool_master(tmp_path):
     targets, _rules = monitoring("pd_pool_a2", tmp_path)
     roles = sorted(group["labels"]["llmops_role"] for group in targets)
-    assert roles == ["decode"] * 8 + ["prefill"] * 1 + ["service"]  # prefill dp1 is headless: dp0's /metrics counts it
-    master = next(group for group in targets if group["labels"]["llmops_role"] == "service")
-    assert master["labels"]["llmops_container"] == "mooncake-master" and master["targets"][0].endswith(":9003")
+    assert roles == ["decode"] * 8 + ["prefill"] * 1 + ["service"] * 2  # prefill dp1 is headless: dp0's /metrics counts it
+    services = {group["labels"]["llmops_container"]: group["targets"][0] for group in targets
+                if group["labels"]["llmops_role"] == "service"}
+    assert services["mooncake-master"].endswith(":9003") and services["pd-proxy"].endswith(":8081")  # the front door's
     assert all(group["targets"][0].startswith("192.0.2.") for group in targets)
 
 
 def test_each_engine_target_names_its_instance(tmp_path):
     targets, _rules = monitoring("pd_2p2d_a3", tmp_path)
-    instances = sorted({group["labels"]["llmops_instance"] for group in targets})
+    instances = sorted({group["labels"]["llmops_instance"] for group in targets if group["labels"]["llmops_role"] != "service"})
     assert instances == ["decode", "decode-b", "prefill", "prefill-b"]
-    assert sum(group["labels"]["llmops_instance"] == "decode-b" for group in targets) == 8  # every rank of it has its API
+    assert sum(group["labels"].get("llmops_instance") == "decode-b" for group in targets) == 8  # every rank of it has its API
 
 
 def test_promtool_accepts_the_rules_and_they_fire_as_documented(tmp_path, promtool):
@@ -119,6 +120,36 @@ def test_the_dashboards_queries_are_valid_promql(tmp_path, promtool):
     (tmp_path / "panels.yml").write_text(yaml.safe_dump(rules))
     checked = subprocess.run([promtool, "check", "rules", str(tmp_path / "panels.yml")], capture_output=True, text=True, check=False)
     assert checked.returncode == 0 and "SUCCESS: %d rules found" % len(exprs) in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_the_front_doors_member_alerts_fire_on_its_own_metrics(tmp_path, promtool):
+    targets, rules = monitoring("pd_a2", tmp_path)
+    door = next(group for group in targets if group["labels"]["llmops_container"] == "pd-proxy")
+    described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
+    member = {"role": "decode", "member": "192.0.2.43:9900"}
+    labels = dict(door["labels"], job="llmops", instance=door["targets"][0])
+
+    def fired(name, severity, summary, **extra):
+        return {"exp_labels": dict(labels, severity=severity, **extra),
+                "exp_annotations": {"summary": summary, "description": described[name]}}
+
+    test = {"rule_files": [rules.name], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",  # the decode member is ejected from 1m on, and with it the last decode member serving
+        "input_series": [series("llmops_front_door_member_state", door, "0 1x6", state="ejected", **member),
+                         series("llmops_front_door_member_state", door, "1 0x6", state="serving", **member),
+                         series("llmops_front_door_serving_members", door, "1 0x6", role="decode")],
+        "alert_rule_test": [
+            alerts("LlmopsFrontDoorMemberOut", "1m"),
+            alerts("LlmopsFrontDoorMemberOut", "3m", fired(
+                "LlmopsFrontDoorMemberOut", "warning",
+                "cluster pd_a2: decode member 192.0.2.43:9900 is ejected at the front door", state="ejected", **member)),
+            alerts("LlmopsFrontDoorRoleDown", "2m", fired(
+                "LlmopsFrontDoorRoleDown", "critical", "cluster pd_a2: no decode member is serving", role="decode")),
+        ],
+    }]}
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    checked = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_cluster_without_pd_gets_no_balance_alert(tmp_path, promtool):

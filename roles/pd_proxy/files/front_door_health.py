@@ -31,8 +31,10 @@ STATES = (SERVING, EJECTED, PROBATION)
 # 5xx answers in a row that eject a member (Envoy's outlier detection counts consecutive 5xx the same way): one 5xx
 # may be the other side's fault (a decode cannot read a dead prefill's KV), so that pair is probed again instead.
 FIVE_XX_IN_A_ROW = 3
-# /health timeouts in a row that eject a member (a refused connection ejects at once).
-MISSES_IN_A_ROW = 2
+# /health timeouts in a row that eject a member (a refused connection ejects at once). Slowness alone never ejects the
+# last serving member of a role: on a saturated host every engine answers late, and ejecting them all would turn a slow
+# cluster into one that answers nothing (Envoy's outlier detection caps its ejections with max_ejection_percent).
+MISSES_IN_A_ROW = 3
 
 
 @dataclass
@@ -91,9 +93,11 @@ class Members:
             self._to(member, PROBATION, "answers /health again")
 
     def missed(self, member: Member, why: str, refused: bool) -> None:
-        """/health failed: refused (or an error status) ejects at once, a timeout on the MISSES_IN_A_ROW-th in a row."""
+        """/health failed: refused (or an error status) ejects at once, a timeout on the MISSES_IN_A_ROW-th in a row,
+        unless the member is the last one of its role serving."""
         member.misses += 1
-        if refused or member.misses >= MISSES_IN_A_ROW:
+        last = self.serving(member.role) == [member]
+        if refused or (member.misses >= MISSES_IN_A_ROW and not last):
             self.eject(member, "/health: " + why)
 
     def eject(self, member: Member, why: str) -> None:

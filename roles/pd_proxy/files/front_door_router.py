@@ -44,7 +44,7 @@ from front_door_health import EJECTED, PROBATION, ROLES, SERVING, Member, Member
 
 logger = logging.getLogger("front_door")
 CONNECT_TIMEOUT = 2.0  # a member's port that takes longer to accept is as good as dead
-HEALTH_TIMEOUT = 1.0
+HEALTH_TIMEOUT = 2.0  # vLLM answers /health from its API server's event loop: late on a saturated host, not dead
 PROBE_PROMPT = "The llmops front door checks that this prefill and this decode pass KV to each other."
 Send = Callable[[dict], Awaitable[None]]
 
@@ -148,6 +148,7 @@ class Router:
         self.client: httpx.AsyncClient | None = None
         self.tasks: list[asyncio.Task] = []
         self.probing: dict[tuple[str, str], asyncio.Task] = {}
+        self.checking: dict[tuple[str, str], asyncio.Task] = {}  # each member's /health probe in flight
         self.gone: dict[tuple[str, str], asyncio.Event] = {}
         self.model: str | None = None
         self.synced = False
@@ -159,7 +160,7 @@ class Router:
         self.tasks.append(asyncio.ensure_future(self._watch()))
 
     async def stop(self) -> None:
-        for task in self.tasks + list(self.probing.values()):
+        for task in self.tasks + list(self.probing.values()) + list(self.checking.values()):
             task.cancel()
         if self.client is not None:
             await self.client.aclose()
@@ -189,16 +190,21 @@ class Router:
             started = loop.time()
             try:
                 self.sync()
-                await self.health_round(self.members.of("prefill") + self.members.of("decode"))
+                self.probe_health()
                 self.probe_pairs()
             except Exception as err:  # pylint: disable=broad-except  # the watch must outlive any one round
                 logger.warning("front door: member watch round failed: %s", err)
             self._log()
             await asyncio.sleep(max(0.0, self.bounds.interval - (loop.time() - started)))
 
+    def probe_health(self) -> None:
+        """A /health probe of every member that has none in flight: one hung member delays no other's."""
+        for key, member in self.members.members.items():
+            if key not in self.checking or self.checking[key].done():
+                self.checking[key] = asyncio.ensure_future(self._health(member))
+
     async def health_round(self, members: list[Member]) -> None:
         await asyncio.gather(*(self._health(m) for m in members))
-        self._signal()
 
     async def _health(self, member: Member) -> None:
         assert self.client is not None
@@ -206,14 +212,17 @@ class Router:
             answer = await self.client.get(self.url(member, "/health"), headers=self.headers(), timeout=HEALTH_TIMEOUT)
         except httpx.TimeoutException:
             self.members.missed(member, "no answer within %.1f s" % HEALTH_TIMEOUT, refused=False)
+            self._signal()
             return
         except httpx.TransportError as err:
             self.members.missed(member, "%s: %s" % (type(err).__name__, err), refused=True)
+            self._signal()
             return
         if answer.status_code == 200:
             self.members.answered(member)
         else:
             self.members.missed(member, "HTTP %d" % answer.status_code, refused=True)
+        self._signal()
 
     def probe_pairs(self) -> None:
         for prefill, decode in self.members.to_probe():
@@ -327,6 +336,10 @@ class Router:
         """Tries pairs until one answers, the tries are spent or the deadline passed."""
         tries = 0
         while tries < self.bounds.tries and time.monotonic() < request.deadline:
+            idle = next((role for role in ROLES if not self.members.serving(role)), None)
+            if idle:  # before a prefill holds KV that no decoder would take
+                await self.unavailable_or_give_up(request, send, idle, tries)
+                return
             prefill = self.members.pick("prefill", exclude=request.tried["prefill"])
             if prefill is None:
                 await self.unavailable_or_give_up(request, send, "prefill", tries)

@@ -6,13 +6,19 @@
     python checks.py dp-spread API_URL [--requests 12]
         concurrent requests to the API server of a DP group reach more than one engine: vLLM's
         vllm:request_success_total counts them per engine label.
-    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL [--api-key KEY] [--client-key KEY]
-        a greedy completion through the PD proxy is decoded with the prefill's KV (the decode's
-        prompt tokens of source external_kv_transfer rise) and its text equals what the prefill
+    python checks.py pd-baseline PROXY_URL PREFILL_URL DECODE_URL [DECODE_URL...] [--api-key KEY] [--client-key KEY]
+        a greedy completion through the PD proxy is decoded with the prefill's KV (the prompt tokens
+        of source external_kv_transfer rise on one of the decode instances, whichever the front door
+        chose) and its text equals what the prefill
         engine alone answers for the same prompt (the single-engine baseline). With --api-key, the
         engines must refuse /v1/* without it (401): the proxy then got through with the key the
         collection gave it. With --client-key, the proxy's front door must refuse a completion
         without it (401) and serve one with it, while the engines refuse the client key.
+    python checks.py failover PROXY_URL MEMBER --client-key KEY --node NODE --container NAME
+        under a bounded load through the front door (4 threads, at most 300 requests and 180 s), the
+        decode engine MEMBER (host:port) runs in, container NAME on harness node NODE, is killed (-9);
+        10 s later it is started again. Every answer is checked (a 200 with no text fails); the front
+        door's /metrics tell when it ejected MEMBER and when it served it again. No request may fail.
 
 Prints what it measured; exits 1 naming what failed. Only addresses of the harness are asked.
 """
@@ -23,7 +29,10 @@ import argparse
 import concurrent.futures
 import json
 import re
+import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -95,7 +104,7 @@ def external_tokens(url):
 def pd_baseline(args):
     if args.api_key:
         HEADERS["Authorization"] = "Bearer " + args.api_key
-        open_engines = [url for url in (args.prefill, args.decode) if not refuses_without_key(url)]
+        open_engines = [url for url in [args.prefill] + args.decode if not refuses_without_key(url)]
         if open_engines:
             sys.exit("PD: %s answered /v1/models without the API key" % ", ".join(open_engines))
         print("both engines refuse /v1/models without the API key (401)")
@@ -119,9 +128,9 @@ def pd_baseline(args):
         print("warm-up through the proxy: served")
     except (urllib.error.URLError, KeyError, IndexError, ValueError) as err:
         print("warm-up through the proxy: not served (%s)" % err)
-    before = external_tokens(args.decode)
+    before = sum(external_tokens(url) for url in args.decode)
     through = completion(args.proxy, name, PROMPT, headers=front)
-    taken = external_tokens(args.decode) - before
+    taken = sum(external_tokens(url) for url in args.decode) - before
     alone = completion(args.prefill, name, PROMPT)
     print("through the proxy: %r; prefill alone: %r; decode took %d prompt tokens of prefill KV" % (through, alone, taken))
     problems = []
@@ -133,6 +142,60 @@ def pd_baseline(args):
         sys.exit("PD: " + "; ".join(problems))
 
 
+def member_state(proxy, member):
+    """The state the front door gives member on its /metrics (open, like /healthcheck), None when it lists none."""
+    with urllib.request.urlopen(proxy + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    found = re.search(r'llmops_front_door_member_state\{role="\w+",member="%s",state="(\w+)"\} 1' % re.escape(member), text)
+    return found.group(1) if found else None
+
+
+def seconds_until(predicate, bound):
+    start = time.monotonic()
+    while time.monotonic() - start < bound:
+        if predicate():
+            return round(time.monotonic() - start, 1)
+        time.sleep(0.2)
+    return None
+
+
+def failover(args):
+    front = {"Content-Type": "application/json", "Authorization": "Bearer " + args.client_key}
+    name = model(args.proxy, headers=front)
+    results, stop = [], threading.Event()
+    started = time.monotonic()
+
+    def send(worker):
+        number = 0
+        while not stop.is_set() and len(results) < 300 and time.monotonic() - started < 180:
+            number += 1
+            try:
+                text = completion(args.proxy, name, "failover load %d of worker %d" % (number, worker), 8, headers=front)
+                results.append(None if text else "HTTP 200 with no text")
+            except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as err:
+                results.append("%s: %s" % (type(err).__name__, err))
+
+    threads = [threading.Thread(target=send, args=(worker,), daemon=True) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(3)
+    docker = ["docker", "exec", args.node, "docker"]
+    subprocess.run(docker + ["kill", args.container], check=True, capture_output=True)
+    ejected = seconds_until(lambda: member_state(args.proxy, args.member) == "ejected", 30)
+    time.sleep(10)  # left alone: every request still has to be answered
+    subprocess.run(docker + ["start", args.container], check=True, capture_output=True)
+    back = seconds_until(lambda: member_state(args.proxy, args.member) == "serving", 240)
+    stop.set()
+    for thread in threads:
+        thread.join(150)
+    failed = [r for r in results if r]
+    print("kill -9 of decode %s under load: %d requests sent, %d failed; ejected %s s after the kill, serving again %s s "
+          "after its start (real vLLM's own start included)%s" % (args.member, len(results), len(failed), ejected, back,
+                                                                  "; errors: " + " | ".join(sorted(set(failed))[:3]) if failed else ""))
+    if failed or ejected is None or back is None or len(results) < 20:
+        sys.exit("failover: %d of %d failed, ejected %s, back %s" % (len(failed), len(results), ejected, back))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="check", required=True)
@@ -142,11 +205,17 @@ def main():
     pd = sub.add_parser("pd-baseline")
     pd.add_argument("proxy")
     pd.add_argument("prefill")
-    pd.add_argument("decode")
+    pd.add_argument("decode", nargs="+")
     pd.add_argument("--api-key", help="the engines' VLLM_API_KEY: they must refuse requests without it")
     pd.add_argument("--client-key", help="a client key of the proxy's front door (pd_proxy_client_keys)")
+    fail = sub.add_parser("failover")
+    fail.add_argument("proxy")
+    fail.add_argument("member", help="host:port of the decode engine killed")
+    fail.add_argument("--client-key", required=True)
+    fail.add_argument("--node", required=True, help="the harness node whose Docker engine runs it")
+    fail.add_argument("--container", required=True)
     args = parser.parse_args()
-    (dp_spread if args.check == "dp-spread" else pd_baseline)(args)
+    {"dp-spread": dp_spread, "pd-baseline": pd_baseline, "failover": failover}[args.check](args)
 
 
 if __name__ == "__main__":

@@ -65,15 +65,21 @@ def test_a_refused_connection_ejects_at_once_and_the_member_returns_only_after_h
     assert "10.0.0.3:9901" in {members.pick("decode", prefill="10.0.0.2:9000").key for _ in range(4)}
 
 
-def test_health_timeouts_eject_on_the_second_in_a_row_and_5xx_on_the_third_making_the_pair_stale_at_once():
+def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_member_and_5xx_on_the_third():
     members = table()
-    hung = members.get("prefill", "10.0.0.1:9000")
-    members.missed(hung, "no answer within 1.0 s", refused=False)
+    hung, other = members.get("prefill", "10.0.0.1:9000"), members.get("prefill", "10.0.0.2:9000")
+    members.missed(hung, "no answer within 2.0 s", refused=False)
+    members.missed(hung, "no answer within 2.0 s", refused=False)
     assert hung.state == health.SERVING
     members.answered(hung)  # an answer in between resets the count
-    members.missed(hung, "no answer within 1.0 s", refused=False)
-    members.missed(hung, "no answer within 1.0 s", refused=False)
-    assert hung.state == health.EJECTED and hung.reason == "/health: no answer within 1.0 s"
+    for _ in range(health.MISSES_IN_A_ROW):
+        members.missed(hung, "no answer within 2.0 s", refused=False)
+    assert hung.state == health.EJECTED and hung.reason == "/health: no answer within 2.0 s"
+    for _ in range(health.MISSES_IN_A_ROW + 2):  # slow, but the last prefill serving: kept (a saturated host)
+        members.missed(other, "no answer within 2.0 s", refused=False)
+    assert other.state == health.SERVING
+    members.missed(other, "ConnectError", refused=True)  # refused: dead, last or not
+    assert other.state == health.EJECTED
     decode = members.get("decode", "10.0.0.3:9900")
     pair = ("10.0.0.2:9000", "10.0.0.3:9900")
     members.failed(decode, "answered 500", five_xx=True, pair=pair)

@@ -1,7 +1,9 @@
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the PD proxy's front door costs: latency through the real vllm-ascend proxy, alone and behind the
-launcher with client keys (roles/pd_proxy/files/front_door.py), over HTTP and over HTTPS, at a fixed concurrency.
+launcher with client keys (roles/pd_proxy/files/front_door.py): with its failover request path and member probes on
+(the default: front_door_router.py serves the completions, /health of each member every second) and off (the
+upstream's own request path behind the key check), and with failover over HTTPS, at a fixed concurrency.
 
 Everything runs in one container of the harness's engine image (the proxy's Python, fastapi, httpx and
 uvicorn) with no network but its loopback: a prefill and a decode that answer at once
@@ -83,19 +85,23 @@ def inside(args):
                                    "--port", "18081"] + flags, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     procs.append(subprocess.Popen([sys.executable, "/bench/door/front_door.py", "--host", "127.0.0.1", "--port", "18082"] + flags,
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    procs.append(subprocess.Popen([sys.executable, "/bench/door/front_door.py", "--host", "127.0.0.1", "--port", "18084"] + flags,
+                                  env=dict(env, LLMOPS_FRONT_DOOR_FAILOVER="0"), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL))
     procs.append(subprocess.Popen([sys.executable, "/bench/door/front_door.py", "--host", "127.0.0.1", "--port", "18083"] + flags,
                                   env=dict(env, LLMOPS_FRONT_DOOR_TLS_CERT="/bench/tls/tls.crt",
                                            LLMOPS_FRONT_DOOR_TLS_KEY="/bench/tls/tls.key"),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         for url in ("http://127.0.0.1:18100/v1/models", "http://127.0.0.1:18081/healthcheck", "http://127.0.0.1:18082/healthcheck",
-                    "https://127.0.0.1:18083/healthcheck"):
+                    "http://127.0.0.1:18084/healthcheck", "https://127.0.0.1:18083/healthcheck"):
             wait(url)
         body = json.dumps({"model": "bench", "prompt": "front door", "max_tokens": 1}).encode()
         key = {"Authorization": "Bearer " + KEYS[1]}
         variants = {"upstream proxy alone": ("http://127.0.0.1:18081", {}),
-                    "behind the front door (2 client keys)": ("http://127.0.0.1:18082", key),
-                    "front door over HTTPS (2 client keys)": ("https://127.0.0.1:18083", key)}
+                    "front door, failover on (2 client keys)": ("http://127.0.0.1:18082", key),
+                    "front door, failover off (2 client keys)": ("http://127.0.0.1:18084", key),
+                    "front door over HTTPS, failover on": ("https://127.0.0.1:18083", key)}
 
         def one(url, headers):
             request = urllib.request.Request(url + "/v1/completions", data=body,
@@ -121,7 +127,7 @@ def inside(args):
         for name, values in samples.items():
             values.sort()
             figures[name] = (statistics.median(values), values[int(0.99 * (len(values) - 1))])
-            print("  %-40s p50 %6.2f ms  p99 %6.2f ms" % (name, figures[name][0] * 1000, figures[name][1] * 1000))
+            print("  %-42s p50 %6.2f ms  p99 %6.2f ms" % (name, figures[name][0] * 1000, figures[name][1] * 1000))
         base50, base99 = figures["upstream proxy alone"]
         for name in list(variants)[1:]:
             door50, door99 = figures[name]

@@ -83,6 +83,7 @@ def attempts(args):
         ("/instances/remove without a key", status(proxy + "/instances/remove", {"type": "decode", "instances": []})),
         ("/reset_prefix_cache without a key", status(proxy + "/reset_prefix_cache", {})),
         ("/reset_prefix_cache with a client key", status(proxy + "/reset_prefix_cache", {}, args.client_key)),
+        ("/members (the front door's view) with a client key", status(proxy + "/members", key=args.client_key)),
         ("the engine API without the engines' key", status(args.engine + "/v1/models")),
         ("the engine API with a client key", status(args.engine + "/v1/models", key=args.client_key)),
         ("healthcheck (open)", status(proxy + "/healthcheck")),

@@ -612,8 +612,8 @@ class Router:
     async def give_up(self, request: Request, send: Send, tries: int) -> None:
         late = time.monotonic() >= request.deadline
         status = 504 if late else 502
-        message = "%s after %d tries%s" % ("no answer within the request's deadline" if late else "could not be served",
-                                            tries, ": " + request.cause if request.cause else "")
+        what = "no answer within the request's deadline" if late else "could not be served"
+        message = "%s after %d tries%s" % (what, tries, ": " + request.cause if request.cause else "")
         self.members.count("failed")
         if request.committed:
             await self.stream_error(request, send, message, status)

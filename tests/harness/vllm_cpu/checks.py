@@ -190,9 +190,10 @@ def failover(args):
     subprocess.run(docker + ["start", args.container], check=True, capture_output=True)
     back = seconds_until(lambda: member_state(args.proxy, args.member) == "serving", 400)
     failed = [r for r in results if r]
+    errors = "; errors: " + " | ".join(sorted(set(failed))[:3]) if failed else ""
     print("kill -9 of decode %s under load: %d requests sent, %d failed; ejected %s s after the kill, serving again %s s "
-          "after its container started (real vLLM's own start and a pair probe)%s" % (args.member, len(results), len(failed), ejected, back,
-                                                                  "; errors: " + " | ".join(sorted(set(failed))[:3]) if failed else ""))
+          "after its container started (real vLLM's own start and a pair probe)%s" % (
+              args.member, len(results), len(failed), ejected, back, errors))
     if failed or ejected is None or back is None or len(results) < 8:
         sys.exit("failover: %d of %d failed, ejected %s, back %s" % (len(failed), len(results), ejected, back))
 

@@ -51,7 +51,7 @@ def test_a_refused_connection_ejects_at_once_and_the_member_returns_only_after_h
     dead = members.get("decode", "10.0.0.3:9901")
     members.failed(dead, "ConnectError: refused")
     assert dead.state == health.EJECTED and dead.ejections == 1 and members.retries["decode"] == 1
-    assert {members.pick("decode").key for _ in range(4)} == {"10.0.0.3:9900"}
+    assert {members.pick("decode").key for _turn in range(4)} == {"10.0.0.3:9900"}
     members.answered(dead)  # /health answers again: probation, and every pair with it is stale
     assert dead.state == health.PROBATION
     assert members.to_probe() == [(members.get("prefill", "10.0.0.1:9000"), dead), (members.get("prefill", "10.0.0.2:9000"), dead)]
@@ -61,8 +61,8 @@ def test_a_refused_connection_ejects_at_once_and_the_member_returns_only_after_h
     members.probed(members.get("prefill", "10.0.0.2:9000"), dead, passed=True)
     assert dead.state == health.SERVING and dead.reason == "pair probe with 10.0.0.2:9000 passed" and dead.since == 103
     # the pair that failed its probe stays out: with prefill 1 this decoder is not picked until that pair passes
-    assert {members.pick("decode", prefill="10.0.0.1:9000").key for _ in range(4)} == {"10.0.0.3:9900"}
-    assert "10.0.0.3:9901" in {members.pick("decode", prefill="10.0.0.2:9000").key for _ in range(4)}
+    assert {members.pick("decode", prefill="10.0.0.1:9000").key for _turn in range(4)} == {"10.0.0.3:9900"}
+    assert "10.0.0.3:9901" in {members.pick("decode", prefill="10.0.0.2:9000").key for _turn in range(4)}
 
 
 def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_member_and_5xx_on_the_third():
@@ -72,10 +72,10 @@ def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_
     members.missed(hung, "no answer within 2.0 s", refused=False)
     assert hung.state == health.SERVING
     members.answered(hung)  # an answer in between resets the count
-    for _ in range(health.MISSES_IN_A_ROW):
+    for _turn in range(health.MISSES_IN_A_ROW):
         members.missed(hung, "no answer within 2.0 s", refused=False)
     assert hung.state == health.EJECTED and hung.reason == "/health: no answer within 2.0 s"
-    for _ in range(health.MISSES_IN_A_ROW + 2):  # slow, but the last prefill serving: kept (a saturated host)
+    for _turn in range(health.MISSES_IN_A_ROW + 2):  # slow, but the last prefill serving: kept (a saturated host)
         members.missed(other, "no answer within 2.0 s", refused=False)
     assert other.state == health.SERVING
     members.missed(other, "ConnectError", refused=True)  # refused: dead, last or not
@@ -86,7 +86,7 @@ def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_
     assert decode.state == health.SERVING and pair in members.stale  # maybe the prefill's fault: the pair is probed
     members.failed(decode, "answered 500", five_xx=True)
     members.succeeded(decode)  # an answer in between resets the count
-    for _ in range(health.FIVE_XX_IN_A_ROW):
+    for _turn in range(health.FIVE_XX_IN_A_ROW):
         members.failed(decode, "answered 500", five_xx=True)
     assert decode.state == health.EJECTED and decode.reason.startswith("3 answers of 5xx in a row")
 
@@ -103,9 +103,9 @@ def test_a_prefill_whose_engine_id_changed_restarted_so_every_pair_with_it_is_pr
 
 def test_picks_go_to_the_least_loaded_serving_member_and_ties_to_the_one_picked_longest_ago():
     members = table()
-    assert [members.pick("decode").key for _ in range(4)] == ["10.0.0.3:9900", "10.0.0.3:9901"] * 2
+    assert [members.pick("decode").key for _turn in range(4)] == ["10.0.0.3:9900", "10.0.0.3:9901"] * 2
     members.get("decode", "10.0.0.3:9900").load = 500
-    assert {members.pick("decode").key for _ in range(3)} == {"10.0.0.3:9901"}
+    assert {members.pick("decode").key for _turn in range(3)} == {"10.0.0.3:9901"}
     assert members.pick("decode", exclude={"10.0.0.3:9901"}).key == "10.0.0.3:9900"
     for member in members.of("decode"):
         members.eject(member, "gone")

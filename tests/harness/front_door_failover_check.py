@@ -146,6 +146,9 @@ def main():
             time.sleep(1)
         seen["load"] = load.report()
         seen["cut stream"] = call("/v1/completions", {"model": "bench", "prompt": "fault:cut", "max_tokens": 4, "stream": True})[::2]
+        seen["recomputed"] = call("/v1/completions", {"model": "bench", "prompt": "fault:recompute", "max_tokens": 4})[::2]
+        seen["recomputed stream"] = call("/v1/completions", {"model": "bench", "prompt": "fault:recompute", "max_tokens": 4,
+                                                             "stream": True})[::2]
         seen["engine 400"] = call("/v1/completions", {"model": "bench", "prompt": "fault:400", "max_tokens": 4})[::2]
         until("every decoder serving", lambda: set(states().values()) == {"serving"})
         for port in DECODES:

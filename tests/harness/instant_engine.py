@@ -11,6 +11,8 @@ takes it for both roles, after DELAY seconds (0 by default: at once); with "stre
 per token, the last with its finish_reason, then [DONE]. Faults a test asks for by the prompt:
   "fault:400"   HTTP 400 with vLLM's error body (a prompt past the context)
   "fault:cut"   a stream that stops after its first token, without a finish reason (a decoder dying mid-answer)
+  ending in "fault:recompute"   a decode that gives up after one token (" r0") with stop_reason "recomputed", as
+                vllm-ascend's recompute scheduler does; the prompt sent again with that token appended is answered
 No key, standard library only.
 """
 
@@ -52,12 +54,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                   "param": None, "code": 400}}, 400)
             return
         tokens = int(body.get("max_tokens") or 16)
+        if prompt.endswith("fault:recompute") and body.get("kv_transfer_params", {}).get("do_remote_prefill"):
+            self._recomputed(bool(body.get("stream")))
+            return
         if body.get("stream"):
             self._stream(tokens, cut="fault:cut" in prompt)
             return
         self._send({"id": "x", "object": "text_completion", "choices": [{"index": 0, "text": "ok", "finish_reason": "length"}],
                     "kv_transfer_params": {"do_remote_prefill": True, "remote_engine_id": "e", "remote_block_ids": [0],
                                            "remote_host": "127.0.0.1", "remote_port": 1}})
+
+    def _recomputed(self, stream):
+        choice = {"index": 0, "text": " r0", "finish_reason": "stop", "stop_reason": "recomputed"}
+        if not stream:
+            self._send({"id": "x", "object": "text_completion", "choices": [choice], "usage": {"completion_tokens": 1}})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(b"data: " + json.dumps({"id": "x", "object": "text_completion", "choices": [choice]}).encode() + b"\n\n")
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.close_connection = True
 
     def _stream(self, tokens, cut):
         self.send_response(200)

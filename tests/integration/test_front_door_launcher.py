@@ -69,6 +69,14 @@ def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_fa
     assert status == 200 and json.loads(events[0])["choices"][0]["text"] == " t0"  # a token went out before the cut
     assert json.loads(events[-3])["choices"][0]["finish_reason"] == "error"
     assert json.loads(events[-2])["error"]["code"] == 502 and events[-1] == "[DONE]"
+    # vllm-ascend's recompute: the decode's " r0" and then the second pair's answer, as one answer (upstream's merge);
+    # streamed, the recomputed chunk itself is not relayed (as upstream), the second pair's tokens are
+    status, body = seen["recomputed"]
+    assert status == 200 and json.loads(body)["choices"][0]["text"] == " r0ok"
+    status, stream = seen["recomputed stream"]
+    texts = [json.loads(line[6:])["choices"][0]["text"] for line in stream.splitlines()
+             if line.startswith("data: {") and json.loads(line[6:]).get("choices")]
+    assert status == 200 and texts[0] == " t0" and "r0" not in "".join(texts) and stream.endswith("data: [DONE]\n\n")
     status, body = seen["engine 400"]
     assert status == 400 and json.loads(body)["error"]["message"] == "This model's maximum context length is 512 tokens."
     none_left = seen["no decoder"]

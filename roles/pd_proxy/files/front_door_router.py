@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable
 
 import httpx  # the upstream proxy's own client library, in its image
 
-from front_door_health import EJECTED, PROBATION, ROLES, SERVING, Member, Members
+from front_door_health import EJECTED, ROLES, SERVING, Member, Members
 
 logger = logging.getLogger("front_door")
 CONNECT_TIMEOUT = 2.0  # a member's port that takes longer to accept is as good as dead
@@ -522,8 +522,8 @@ class Router:
             while event is not None:
                 data = event_data(event)
                 choice = first_choice(data)
-                if choice.get("stop_reason") == "recomputed":
-                    self.recompute(request, choice_text(choice), request.completion_tokens)
+                if choice.get("stop_reason") == "recomputed":  # upstream counts this chunk's token too
+                    self.recompute(request, choice_text(choice), 1)
                     return "recomputed"
                 if choice:
                     request.generated += choice_text(choice)
@@ -550,9 +550,9 @@ class Router:
 
     def recompute(self, request: Request, text: str, tokens: int) -> None:
         """vllm-ascend's recompute (upstream's handle_completions_impl): the prompt and what was generated go to a new
-        pair, for the tokens still owed."""
+        pair, for the tokens still owed (``tokens``: what this answer adds to the count, as upstream counts)."""
         request.generated += text
-        request.completion_tokens = max(request.completion_tokens, tokens)
+        request.completion_tokens += tokens
         body = dict(request.body)
         if request.chat:
             messages = [dict(m) for m in body.get("messages") or [{}]]
@@ -686,5 +686,3 @@ def from_env(upstream: Any) -> Router | None:
         return None
     return Router(upstream, Bounds.from_env(dict(os.environ)), key=os.environ.get("OPENAI_API_KEY") or None)
 
-
-__all__ = ["Bounds", "Router", "from_env", "PROBATION"]

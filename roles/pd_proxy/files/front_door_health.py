@@ -11,9 +11,11 @@ It is in one of three states:
   ejected    found dead: a refused or reset connection, a timeout, /health failing, or too many 5xx answers in a
              row. It takes no request until its /health answers again.
   probation  answers again (or was just added): it takes no request until a prefill-to-decode probe through it
-             passes. A pair (prefill, decode) is stale while either side is on probation, after a 5xx on it, or
-             after the prefill restarted (its engine id changed). A stale pair takes no traffic until its own probe
-             passes: after a prefill restarts, decode may hold stale transfer state (llm-d PR #2187).
+             passes. A pair (prefill, decode) is stale while either side is on probation, or after a 5xx on it. A
+             stale pair takes no traffic until its own probe passes: after a prefill restarts, decode may hold stale
+             transfer state (llm-d PR #2187). An engine's restart takes far longer than a probe interval, so the
+             watch sees it die; a roll takes it out and adds it back (probation either way). Engine ids cannot
+             tell a restart: each DP rank behind one API member answers with its own.
 The example proxy has none of this: a dead decoder keeps its share of requests and each gets HTTP 200 with an
 empty body (vllm-ascend #13140).
 """
@@ -50,7 +52,6 @@ class Member:
     failures: int = 0
     five_xx: int = 0
     misses: int = 0
-    engine_id: str | None = None
 
 
 @dataclass
@@ -123,18 +124,6 @@ class Members:
     def succeeded(self, member: Member) -> None:
         member.five_xx = 0
 
-    def engine_seen(self, member: Member, engine_id: str | None) -> bool:
-        """A prefill's answer names its engine: a new id means the engine restarted, so every pair with it goes stale.
-        True when that happened."""
-        if not engine_id:
-            return False
-        restarted = member.engine_id is not None and member.engine_id != engine_id
-        member.engine_id = engine_id
-        if restarted:
-            self.stale |= {(member.key, d.key) for d in self.of("decode")}
-            self.events.append("%s %s: a new engine id (restarted): its pairs are probed again" % (member.role, member.key))
-        return restarted
-
     def probed(self, prefill: Member, decode: Member, passed: bool, why: str = "") -> None:
         """A pair probe's result: a pass proves the pair and puts a member on probation in service; a failure keeps
         the pair stale (probed again next round)."""
@@ -170,11 +159,17 @@ class Members:
     def serving(self, role: str) -> list[Member]:
         return [m for m in self.of(role) if m.state == SERVING]
 
-    def pick(self, role: str, exclude: Iterable[str] = (), prefill: str | None = None) -> Member | None:
+    def pick(self, role: str, exclude: Iterable[str] = (), prefill: str | None = None,
+             decoders_left: Iterable[str] | None = None) -> Member | None:
         """The least loaded serving member of role not in exclude (ties: the one picked longest ago); for decode with a
-        prefill, only a proven pair. None when there is none."""
+        prefill, only a proven pair; for prefill with ``decoders_left`` (the decoders a request may still use), only
+        one with a proven pair among them, so that no prefill is sent whose KV no decoder may take. None when there is
+        none."""
         skip = set(exclude)
         found = [m for m in self.serving(role) if m.key not in skip and (prefill is None or (prefill, m.key) not in self.stale)]
+        if role == "prefill" and decoders_left is not None:
+            left = [d.key for d in self.serving("decode") if d.key in set(decoders_left)]
+            found = [m for m in found if any((m.key, d) not in self.stale for d in left)]
         if not found:
             return None
         chosen = min(found, key=lambda m: (m.load, m.picked))

@@ -243,7 +243,6 @@ class Router:
                 why = "prefill answered %d" % first.status_code
             else:
                 kv = first.json().get("kv_transfer_params")
-                self.members.engine_seen(prefill, (kv or {}).get("remote_engine_id"))
                 second = await self.client.post(self.url(decode, "/v1/completions"), headers=self.headers(),
                                                 json={"model": model, "prompt": PROBE_PROMPT, "max_tokens": 1,
                                                       "kv_transfer_params": kv}, timeout=self.bounds.first_byte)
@@ -340,8 +339,10 @@ class Router:
             if idle:  # before a prefill holds KV that no decoder would take
                 await self.unavailable_or_give_up(request, send, idle, tries)
                 return
-            prefill = self.members.pick("prefill", exclude=request.tried["prefill"])
+            untried = [d.key for d in self.members.serving("decode") if d.key not in request.tried["decode"]]
+            prefill = self.members.pick("prefill", exclude=request.tried["prefill"], decoders_left=untried)
             if prefill is None:
+                request.cause = request.cause or "no prefill member with a proven pair to a decode member left to try"
                 await self.unavailable_or_give_up(request, send, "prefill", tries)
                 return
             tries += 1
@@ -407,10 +408,7 @@ class Router:
             self._signal()
             return None
         self.members.succeeded(member)
-        kv = data.get("kv_transfer_params") or {}
-        if self.members.engine_seen(member, kv.get("remote_engine_id")):
-            self._log()
-        return kv
+        return data.get("kv_transfer_params") or {}
 
     def release_prefill(self, request: Request) -> None:
         """The prefill's share of the balance ends when a decoder took its KV, or when the try ended."""

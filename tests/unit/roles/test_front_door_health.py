@@ -91,22 +91,16 @@ def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_
     assert decode.state == health.EJECTED and decode.reason.startswith("3 answers of 5xx in a row")
 
 
-def test_a_prefill_whose_engine_id_changed_restarted_so_every_pair_with_it_is_probed_again():
-    members = table()
-    prefill = members.get("prefill", "10.0.0.1:9000")
-    assert members.engine_seen(prefill, "engine-a") is False and not members.stale
-    assert members.engine_seen(prefill, "engine-a") is False
-    assert members.engine_seen(prefill, "engine-b") is True
-    assert members.stale == {("10.0.0.1:9000", "10.0.0.3:9900"), ("10.0.0.1:9000", "10.0.0.3:9901")}
-    assert members.pick("decode", prefill="10.0.0.1:9000") is None  # no proven pair: the router takes another prefill
-
-
 def test_picks_go_to_the_least_loaded_serving_member_and_ties_to_the_one_picked_longest_ago():
     members = table()
     assert [members.pick("decode").key for _turn in range(4)] == ["10.0.0.3:9900", "10.0.0.3:9901"] * 2
     members.get("decode", "10.0.0.3:9900").load = 500
     assert {members.pick("decode").key for _turn in range(3)} == {"10.0.0.3:9901"}
     assert members.pick("decode", exclude={"10.0.0.3:9901"}).key == "10.0.0.3:9900"
+    # a prefill is picked only when a decoder the request may still use makes a proven pair with it
+    members.stale.add(("10.0.0.1:9000", "10.0.0.3:9901"))
+    assert members.pick("prefill", decoders_left=["10.0.0.3:9901"]).key == "10.0.0.2:9000"
+    assert members.pick("prefill", exclude={"10.0.0.2:9000"}, decoders_left=["10.0.0.3:9901"]) is None
     for member in members.of("decode"):
         members.eject(member, "gone")
     assert members.pick("decode") is None and members.serving("decode") == []

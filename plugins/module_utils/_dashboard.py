@@ -4,7 +4,8 @@
 """A Grafana dashboard of a cluster (issue 23), from its launch specs: what an operator of a PD cluster looks at,
 per role and per instance (the labels monitoring's targets carry): requests running and waiting, time to first
 token and time per output token (p50, p99), KV cache use, prefix and external (connector) hit rates, the pool
-service's counters, and which targets are up.
+service's counters, the front door's members (serving, out, retries, ejections, answers by outcome), and which
+targets are up.
 
 Every panel's PromQL reads series real vLLM exposes (vLLM 0.32's names, vllm/v1/metrics/loggers.py; the
 simulator's are checked against it) with the labels of monitoring's targets, so it works on the Prometheus that
@@ -57,8 +58,28 @@ def panels(specs, cluster):
             ("keys", "sum by (llmops_container, llmops_host) (master_key_count{%s})" % services),
             ("puts/s", "sum by (llmops_container, llmops_host) (rate(master_put_start_requests_total{%s}[%s]))" % (services, WINDOW)),
             ("lookups/s", "sum by (llmops_container, llmops_host) (rate(master_exist_key_requests_total{%s}[%s]))" % (services, WINDOW))]))
+    if any(spec_meta.kind(spec) == "proxy" and spec_meta.metrics_url(spec) for spec in specs):
+        # the front door's view of its members (roles/pd_proxy/files/front_door_health.py)
+        door = 'llmops_cluster="%s"' % cluster
+        found.append(("Front door: members serving", "short", [
+            ("{{role}} serving", "sum by (role) (llmops_front_door_serving_members{%s})" % door),
+            ("{{role}} {{member}} out", 'llmops_front_door_member_state{%s,state!="serving"} == 1' % door)]))
+        found.append(("Front door: retries, ejections and answers", "short", [
+            ("{{role}} retries/s", "sum by (role) (rate(llmops_front_door_retries_total{%s}[%s]))" % (door, WINDOW)),
+            ("{{role}} ejections/s", "sum by (role) (rate(llmops_front_door_member_ejections_total{%s}[%s]))" % (door, WINDOW)),
+            ("{{outcome}}/s", "sum by (outcome) (rate(llmops_front_door_requests_total{%s}[%s]))" % (door, WINDOW))]))
     found.append(("Targets up", "short", [("up", 'up{llmops_cluster="%s"}' % cluster)]))
     return found
+
+
+def legend_format(title, legend):
+    """A series' legend: a legend naming its labels as is (the front door's), a service's by its host and container,
+    an engine's by its role and instance."""
+    if "{{" in legend:
+        return legend
+    if title in ("Targets up", "Mooncake pool"):
+        return "{{llmops_host}} {{llmops_container}} %s" % legend
+    return "{{llmops_role}} {{llmops_instance}} %s" % legend
 
 
 def dashboard(specs, cluster):
@@ -70,9 +91,7 @@ def dashboard(specs, cluster):
             "datasource": {"type": "prometheus", "uid": "${DS_PROMETHEUS}"},
             "gridPos": {"h": 8, "w": 12, "x": 12 * (index % 2), "y": 8 * (index // 2)},
             "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-            "targets": [{"refId": chr(ord("A") + number), "expr": expr,
-                         "legendFormat": "{{llmops_host}} {{llmops_container}} %s" % legend if title == "Targets up"
-                         or title == "Mooncake pool" else "{{llmops_role}} {{llmops_instance}} %s" % legend}
+            "targets": [{"refId": chr(ord("A") + number), "expr": expr, "legendFormat": legend_format(title, legend)}
                         for number, (legend, expr) in enumerate(targets)],
         })
     return {

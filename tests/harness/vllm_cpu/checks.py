@@ -20,6 +20,10 @@
         the load goes on 10 s, then it is started again. Every answer is checked (a 200 with no text
         fails); the front door's /metrics tell when it ejected MEMBER and when it served it again (its
         start and a pair probe). No request may fail.
+    python checks.py openai PROXY_URL --client-key KEY
+        the official OpenAI client (the openai package) against the front door: the model listed,
+        a completion and a chat completion, streamed and not (the same greedy text either way), an
+        unknown model refused with 404 and max_tokens past the context with 400, as vLLM says them.
 
 Prints what it measured; exits 1 naming what failed. Only addresses of the harness are asked.
 """
@@ -198,6 +202,42 @@ def failover(args):
         sys.exit("failover: %d of %d failed, ejected %s, back %s" % (len(failed), len(results), ejected, back))
 
 
+def openai_client(args):
+    import openai  # pylint: disable=import-outside-toplevel  # the controller's test requirements, not the nodes'
+
+    client = openai.OpenAI(base_url=args.proxy + "/v1", api_key=args.client_key, max_retries=0, timeout=120)
+    problems = []
+    name = [model.id for model in client.models.list()]
+    if len(name) != 1:
+        sys.exit("openai: models.list() gave %s" % name)
+    name = name[0]
+    whole = client.completions.create(model=name, prompt=PROMPT, max_tokens=8, temperature=0).choices[0].text
+    streamed = "".join(c.choices[0].text for c in client.completions.create(
+        model=name, prompt=PROMPT, max_tokens=8, temperature=0, stream=True) if c.choices)
+    messages = [{"role": "user", "content": PROMPT}]
+    chat = client.chat.completions.create(model=name, messages=messages, max_tokens=8, temperature=0).choices[0].message.content
+    chat_streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+        model=name, messages=messages, max_tokens=8, temperature=0, stream=True) if c.choices)
+    print("openai client: model %s; completion %r, streamed %r; chat %r, streamed %r" % (name, whole, streamed, chat, chat_streamed))
+    if not whole or whole != streamed:
+        problems.append("the streamed completion differs from the whole one")
+    if not chat or chat != chat_streamed:
+        problems.append("the streamed chat completion differs from the whole one")
+    for what, call, refused in (
+            ("an unknown model", lambda: client.completions.create(model="nope", prompt="hi", max_tokens=2), openai.NotFoundError),
+            ("max_tokens past the context", lambda: client.completions.create(model=name, prompt="hi", max_tokens=1 << 20),
+             openai.BadRequestError)):
+        try:
+            call()
+            problems.append("%s was served" % what)
+        except refused as err:
+            print("openai client: %s refused with %d: %s" % (what, err.status_code, err.message[:120]))
+        except openai.APIError as err:
+            problems.append("%s answered %s: %s" % (what, type(err).__name__, err))
+    if problems:
+        sys.exit("openai: " + "; ".join(problems))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="check", required=True)
@@ -216,8 +256,11 @@ def main():
     fail.add_argument("--client-key", required=True)
     fail.add_argument("--node", required=True, help="the harness node whose Docker engine runs it")
     fail.add_argument("--container", required=True)
+    client = sub.add_parser("openai")
+    client.add_argument("proxy")
+    client.add_argument("--client-key", required=True)
     args = parser.parse_args()
-    {"dp-spread": dp_spread, "pd-baseline": pd_baseline, "failover": failover}[args.check](args)
+    {"dp-spread": dp_spread, "pd-baseline": pd_baseline, "failover": failover, "openai": openai_client}[args.check](args)
 
 
 if __name__ == "__main__":

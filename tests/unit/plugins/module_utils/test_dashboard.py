@@ -48,3 +48,13 @@ def test_every_engine_series_a_panel_reads_is_one_the_engine_parity_test_checks(
     board = dashboard.dashboard(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE), "pd_a2")
     read = {name for _title, expr in dashboard.expressions(board) for name in re.findall(r"vllm:[a-z_]+", expr)}
     assert read == set(dashboard.PANEL_SERIES)
+
+
+def test_a_front_door_watching_its_members_gets_their_panels():
+    specs = launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE)
+    door = {"name": "pd-proxy", "host": "pd_a2_p0", "meta": {"kind": "proxy", "metrics_url": "http://192.0.2.41:8081/metrics"}}
+    titles = [panel["title"] for panel in dashboard.dashboard(specs + [door], "pd_a2")["panels"]]
+    assert titles[-3:] == ["Front door: members serving", "Front door: retries, ejections and answers", "Targets up"]
+    assert "Front door: members serving" not in [p["title"] for p in dashboard.dashboard(specs, "pd_a2")["panels"]]
+    served = next(panel for panel in dashboard.dashboard(specs + [door], "pd_a2")["panels"] if panel["title"].startswith("Front door: m"))
+    assert [t["legendFormat"] for t in served["targets"]] == ["{{role}} serving", "{{role}} {{member}} out"]

@@ -140,10 +140,10 @@ class Engine:
         if body.get("model") not in (self.name, None):  # vLLM 0.32's serving.py, word for word
             return 404, vllm_error("The model `%s` does not exist. Valid aliases: %s." % (body.get("model"), self.name),
                                    "NotFoundError", 404, "model")
-        asked = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
-        if self.args.max_model_len and asked > self.args.max_model_len:  # vLLM 0.32's renderers/params.py
+        wanted = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
+        if self.args.max_model_len and wanted > self.args.max_model_len:  # vLLM 0.32's renderers/params.py
             return 400, vllm_error("max_tokens=%d cannot be greater than max_model_len=%d. Please request fewer output "
-                                   "tokens. (parameter=max_tokens, value=%d)" % (asked, self.args.max_model_len, asked),
+                                   "tokens. (parameter=max_tokens, value=%d)" % (wanted, self.args.max_model_len, wanted),
                                    "BadRequestError", 400, "max_tokens")
         prompt = body["messages"][-1]["content"] if chat else body.get("prompt", "")
         params = body.get("kv_transfer_params") or {}
@@ -177,9 +177,9 @@ class Engine:
             answer_params = {"do_remote_prefill": True, "do_remote_decode": False, "remote_engine_id": self.engine_id,
                              "remote_block_ids": list(range(max(1, len(prompt.split()) // self.args.block_size))),
                              "remote_host": self.host_ip, "remote_port": self.side_channel}
-        max_tokens = asked
+        max_tokens = wanted
         if self.args.max_model_len:  # the rest of the context at most, as vLLM's get_max_tokens
-            max_tokens = max(1, min(asked, self.args.max_model_len - len(prompt.split())))
+            max_tokens = max(1, min(wanted, self.args.max_model_len - len(prompt.split())))
         first = time.monotonic()
         self.ttft.observe(first - started)  # the prompt's blocks looked up (and the KV fetched): the first token
         text = greedy_text(prompt, max_tokens, garbled=self.role == "kv_consumer" and bool(os.environ.get("VLLM_SIM_KV_LAYOUT_MISMATCH")))

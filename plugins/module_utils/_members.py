@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import ssl
 import urllib.parse
 
@@ -86,6 +87,15 @@ def unreached(members, machines):
 def missing(current, plan):
     """{role: [member]} the plan has that the proxy does not list (a new instance's)."""
     return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}
+
+
+# A member's state on the front door's /metrics (roles/pd_proxy/files/front_door_health.py writes it), 1 for the current
+DOOR_STATE = re.compile(r'^llmops_front_door_member_state\{role="(\w+)",member="([^"]+)",state="(\w+)"\} 1$', re.MULTILINE)
+
+
+def door_states(metrics_text):
+    """{member: state} as the front door sees its members (serving, ejected, probation), from its /metrics."""
+    return {member: state for _role, member, state in DOOR_STATE.findall(metrics_text or "")}
 
 
 def first_key(text):

@@ -8,7 +8,8 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
-COLUMNS = ("HOST", "CONTAINER", "ROLE", "INSTANCE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT")
+COLUMNS = ("HOST", "CONTAINER", "ROLE", "INSTANCE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT",
+           "DOOR")
 
 
 def cluster_status(states_by_host, specs):
@@ -17,6 +18,7 @@ def cluster_status(states_by_host, specs):
     ``states_by_host``: {host: container_state's result with details, or {"unreachable": True, "msg": ...}}.
     """
     rows, degraded, ha_seen = [], [], []
+    door = door_view(states_by_host, specs)
     by_host = {}
     for spec in specs:
         by_host.setdefault(spec["host"], []).append(spec)
@@ -42,10 +44,14 @@ def cluster_status(states_by_host, specs):
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
                        status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                        image=seen.get("image", spec["image"]), drift=drift)
+            member = spec_meta.front_door(spec)
+            row["door"] = door.get(member[1], "-") if member and door is not None else "-"
             rows.append(row)
             if drift != "ok" or row["ready"] != "yes":
                 degraded.append("%s on %s is %s%s" % (name, host, row["state"], "" if drift == "ok" else " (%s)" % drift)
                                 if row["state"] != "running" or drift != "ok" else "%s on %s is running but not ready" % (name, host))
+            elif row["door"] not in ("serving", "-"):  # it runs and answers, yet takes no request
+                degraded.append("%s on %s: the front door has its member %s %s" % (name, host, member[1], row["door"]))
         for name in state.get("extra") or []:
             seen = containers.get(name, {})
             rows.append(dict(host=host, container=name, role="-", instance="-", dp_ranks="", state=seen.get("state", "?"), ready="-",
@@ -54,6 +60,15 @@ def cluster_status(states_by_host, specs):
             degraded.append("%s on %s belongs to the cluster but to no spec of the plan (teardown removes it)" % (name, host))
     degraded += ha_problems(ha_seen)
     return {"rows": rows, "table": "\n".join(table(rows)), "degraded": degraded}
+
+
+def door_view(states_by_host, specs):
+    """{member: state} the front door's look read from its /metrics (failover on), else None."""
+    for spec in specs:
+        if spec_meta.kind(spec) == "proxy":
+            seen = ((states_by_host.get(spec["host"]) or {}).get("containers") or {}).get(spec["name"]) or {}
+            return seen.get("front_door")
+    return None
 
 
 HA_NAMES = {"mooncake_master": "master", "etcd": "etcd"}
@@ -104,4 +119,4 @@ def instance_of(spec):
 
 def table(rows):
     keys = [c.lower().replace(" ", "_") for c in COLUMNS]
-    return aligned(COLUMNS, [[row[k] if row[k] != "" else "-" for k in keys] for row in rows])
+    return aligned(COLUMNS, [[row.get(k, "-") if row.get(k, "-") != "" else "-" for k in keys] for row in rows])

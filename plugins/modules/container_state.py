@@ -171,23 +171,27 @@ front_door:
   type: dict
 containers:
   description: With O(details), by container name (specs' and extra ones) - state, status, started_at, restart_count,
-    image, ready (the readiness probe passes now), and ha_role for a service in HA.
+    image, ready (the readiness probe passes now), ha_role for a service in HA, and for a ready PD proxy with failover
+    front_door - each member's state as it sees it (serving, ejected, probation), by C(host:port).
   returned: success and details
   type: dict
 """
+
+import http.client
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
 from ansible_collections.llmops.inference.plugins.module_utils._files import differing
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._node_gather import ARGUMENT_SPEC, gathered
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, http_get, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import (
     RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record)
 
@@ -284,8 +288,20 @@ def details(module, docker, specs, running, up, ha_roles):
         entry["ready"] = bool(name in up and name in by_name and probe(probes, by_name[name]))
         if name in ha_roles:
             entry["ha_role"] = ha_roles[name]
+        if entry["ready"] and spec_meta.kind(by_name[name]) == "proxy" and spec_meta.of(by_name[name]).get("failover"):
+            entry["front_door"] = door_view(by_name[name])
         containers[name] = entry
     return containers
+
+
+def door_view(spec):
+    """{member: state} as the running front door sees its members (its /metrics, open like /healthcheck), None when
+    it does not answer."""
+    try:
+        status, body = http_get(spec_meta.api_url(spec) + "/metrics", ca_path=(spec.get("ready") or {}).get("ca"))
+    except (OSError, http.client.HTTPException):
+        return None
+    return members.door_states(body.decode(errors="replace")) if status == 200 else None
 
 
 if __name__ == "__main__":

@@ -37,8 +37,23 @@ def test_a_healthy_cluster_has_no_problem_and_one_row_per_container():
         ("vllm-decode-dp0", "decode", "0"), ("vllm-decode-dp1", "decode", "1"), ("vllm", "colocated", "0-1"), ("pd-proxy", "service", "")]
     lines = report["table"].splitlines()
     assert lines[0].split() == ["HOST", "CONTAINER", "ROLE", "INSTANCE", "DP", "RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE",
-                                "DRIFT"]
+                                "DRIFT", "DOOR"]
     assert lines[4].split()[:7] == ["p0", "pd-proxy", "service", "-", "-", "running", "yes"]
+
+
+def test_each_api_rank_shows_its_state_at_the_front_door_and_one_out_of_rotation_is_degraded():
+    door = {"name": "pd-proxy", "host": "p0", "image": "img:1", "meta": {"kind": "proxy", "failover": True}}
+    engines = [{"name": "vllm-decode-dp%d" % rank, "host": "d0", "image": "img:1",
+                "meta": {"kind": "engine", "role": "decode", "front_door": "192.0.2.43:990%d" % rank}} for rank in (0, 1)]
+    states = {"d0": {"status": {"vllm-decode-dp0": "ok", "vllm-decode-dp1": "ok"}, "extra": [],
+                     "containers": {"vllm-decode-dp0": _up(), "vllm-decode-dp1": _up()}},
+              "p0": {"status": {"pd-proxy": "ok"}, "extra": [], "containers": {"pd-proxy": dict(_up(), front_door={
+                  "192.0.2.43:9900": "serving", "192.0.2.43:9901": "ejected"})}}}
+    report = cluster_status(states, engines + [door])
+    assert {r["container"]: r["door"] for r in report["rows"]} == {"vllm-decode-dp0": "serving", "pd-proxy": "-",
+                                                                                  "vllm-decode-dp1": "ejected"}
+    assert report["degraded"] == ["vllm-decode-dp1 on d0: the front door has its member 192.0.2.43:9901 ejected"]
+    assert report["table"].splitlines()[2].split()[-1] == "ejected"
 
 
 def test_every_kind_of_trouble_is_named():

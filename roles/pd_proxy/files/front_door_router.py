@@ -683,4 +683,3 @@ def from_env(upstream: Any) -> Router | None:
     if os.environ.get("LLMOPS_FRONT_DOOR_FAILOVER", "1") == "0":
         return None
     return Router(upstream, Bounds.from_env(dict(os.environ)), key=os.environ.get("OPENAI_API_KEY") or None)
-

@@ -6,8 +6,8 @@ kv_transfer_params), over members that are watched, with failover and errors a c
 
 The upstream proxy keeps its lists (its admin API: /instances/add and /remove, which deploy drives) and builds
 the prefill request (its build_prefill_request, unchanged). What it lacks, this adds:
-- Members are watched (front_door_health.py): each API rank's /health every LLMOPS_FRONT_DOOR_PROBE_INTERVAL
-  seconds with the engines' key, and every try's outcome. A member that refuses, resets, times out or keeps
+- Members are watched (front_door_watch.py, the table in front_door_health.py): each API rank's /health every
+  LLMOPS_FRONT_DOOR_PROBE_INTERVAL seconds with the engines' key, and every try's outcome. A member that refuses, resets, times out or keeps
   answering 5xx is ejected; it serves again once /health answers and a pair probe (a one-token prefill, then a
   one-token decode with its kv_transfer_params, as verify sends) through it passes.
 - A try that fails before its client got a byte is sent again, at most LLMOPS_FRONT_DOOR_TRIES tries within
@@ -24,48 +24,25 @@ the prefill request (its build_prefill_request, unchanged). What it lacks, this 
 - vllm-ascend's recompute scheduler (a decode answering stop_reason "recomputed") is followed as upstream does:
   the prompt plus what was generated goes to a new pair, and the client sees one answer.
 - GET /v1/models answers what a serving member serves; GET /metrics has the members' state for Prometheus.
+What it reads and writes of the answers themselves (SSE events, error bodies) is front_door_stream.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
 import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 import httpx  # the upstream proxy's own client library, in its image
 
-from front_door_health import EJECTED, ROLES, SERVING, Member, Members
-
-logger = logging.getLogger("front_door")
-CONNECT_TIMEOUT = 2.0  # a member's port that takes longer to accept is as good as dead
-HEALTH_TIMEOUT = 2.0  # vLLM answers /health from its API server's event loop: late on a saturated host, not dead
-PROBE_PROMPT = "The llmops front door checks that this prefill and this decode pass KV to each other."
-Send = Callable[[dict], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Bounds:
-    interval: float = 1.0  # seconds between two /health rounds
-    first_byte: float = 120.0  # a prefill's answer, a streamed decode's first event
-    tries: int = 3  # per request, prefill and decode tries together
-    deadline: float = 600.0  # a request's whole life, retries included
-    admit_wait: float = 30.0  # what an /instances/add waits for its members' pair probes
-
-    @classmethod
-    def from_env(cls, env: dict[str, str]) -> "Bounds":
-        names = {"interval": "PROBE_INTERVAL", "first_byte": "FIRST_BYTE_TIMEOUT", "tries": "TRIES", "deadline": "DEADLINE"}
-        given = {f: env.get("LLMOPS_FRONT_DOOR_" + name) for f, name in names.items()}
-        return cls(**{f: (int(v) if f == "tries" else float(v)) for f, v in given.items() if v})
-
-
-class Ejected(Exception):
-    """The member a try waited on was ejected meanwhile (the prober or another request found it dead)."""
+from front_door_health import ROLES, Member
+from front_door_stream import Events, choice_text, disconnected, error_json, event_data, first_choice
+from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch
 
 
 @dataclass
@@ -99,216 +76,8 @@ class Request:
                    origin_max_tokens=int(body.get("max_tokens") or 16))
 
 
-def error_json(status: int, message: str, kind: str) -> bytes:
-    """vLLM's error body (ErrorResponse: message, type, param, code)."""
-    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": status}}).encode()
-
-
-def sse_events(buffer: bytes) -> tuple[list[bytes], bytes]:
-    """Complete server-sent events of buffer (each with its blank line), and what is left."""
-    events = []
-    while True:
-        end = buffer.find(b"\n\n")
-        if end < 0:
-            return events, buffer
-        events.append(buffer[:end + 2])
-        buffer = buffer[end + 2:]
-
-
-def event_data(event: bytes) -> Any:
-    """The JSON of an SSE event's data line, "[DONE]", or None for anything else."""
-    for line in event.split(b"\n"):
-        if line.startswith(b"data:"):
-            data = line[5:].strip()
-            if data == b"[DONE]":
-                return "[DONE]"
-            try:
-                return json.loads(data)
-            except ValueError:
-                return None
-    return None
-
-
-def first_choice(chunk: Any) -> dict:
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
-    return choices[0] if choices and isinstance(choices[0], dict) else {}
-
-
-def choice_text(choice: dict) -> str:
-    delta, message = choice.get("delta") or {}, choice.get("message") or {}
-    return delta.get("content") or message.get("content") or choice.get("text") or ""
-
-
-class Router:
-    """The request path and the member watch of one worker process."""
-
-    def __init__(self, upstream: Any, bounds: Bounds, key: str | None = None) -> None:
-        self.upstream, self.bounds, self.key = upstream, bounds, key
-        self.members = Members()
-        self.client: httpx.AsyncClient | None = None
-        self.tasks: list[asyncio.Task] = []
-        self.probing: dict[tuple[str, str], asyncio.Task] = {}
-        self.checking: dict[tuple[str, str], asyncio.Task] = {}  # each member's /health probe in flight
-        self.gone: dict[tuple[str, str], asyncio.Event] = {}
-        self.model: str | None = None
-        self.synced = False
-
-    # --- lifetime -----------------------------------------------------------------------------------------------
-    async def start(self) -> None:
-        limits = httpx.Limits(max_connections=100000, max_keepalive_connections=100000)  # as upstream's clients
-        self.client = httpx.AsyncClient(timeout=None, limits=limits)
-        self.tasks.append(asyncio.ensure_future(self._watch()))
-
-    async def stop(self) -> None:
-        for task in self.tasks + list(self.probing.values()) + list(self.checking.values()):
-            task.cancel()
-        if self.client is not None:
-            await self.client.aclose()
-
-    def url(self, member: Member, path: str) -> str:
-        host, _sep, port = member.key.rpartition(":")
-        return self.upstream.build_server_url(host.strip("[]"), int(port)) + path
-
-    def headers(self, request_id: str | None = None) -> dict[str, str]:
-        found = {"Authorization": "Bearer %s" % self.key} if self.key else {}
-        if request_id:
-            found["X-Request-Id"] = request_id
-        return found
-
-    # --- the watch ----------------------------------------------------------------------------------------------
-    def sync(self) -> None:
-        """The upstream proxy's lists are the members (deploy changes them through its admin API)."""
-        snapshot = self.upstream.get_runtime().scheduler.get_snapshot()
-        listed = {role: ["%s:%s" % (s["host"], s["port"]) for s in snapshot["%s_instances" % role]] for role in ROLES}
-        self.members.sync(listed, at_start=not self.synced)
-        self.synced = True
-        self._signal()
-
-    async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            started = loop.time()
-            try:
-                self.sync()
-                self.probe_health()
-                self.probe_pairs()
-            except Exception as err:  # pylint: disable=broad-except  # the watch must outlive any one round
-                logger.warning("front door: member watch round failed: %s", err)
-            self._log()
-            await asyncio.sleep(max(0.0, self.bounds.interval - (loop.time() - started)))
-
-    def probe_health(self) -> None:
-        """A /health probe of every member that has none in flight: one hung member delays no other's."""
-        for key, member in self.members.members.items():
-            if key not in self.checking or self.checking[key].done():
-                self.checking[key] = asyncio.ensure_future(self._health(member))
-
-    async def health_round(self, members: list[Member]) -> None:
-        await asyncio.gather(*(self._health(m) for m in members))
-
-    async def _health(self, member: Member) -> None:
-        assert self.client is not None
-        try:
-            answer = await self.client.get(self.url(member, "/health"), headers=self.headers(), timeout=HEALTH_TIMEOUT)
-        except httpx.TimeoutException:
-            self.members.missed(member, "no answer within %.1f s" % HEALTH_TIMEOUT, refused=False)
-            self._signal()
-            return
-        except httpx.TransportError as err:
-            self.members.missed(member, "%s: %s" % (type(err).__name__, err), refused=True)
-            self._signal()
-            return
-        if answer.status_code == 200:
-            self.members.answered(member)
-        else:
-            self.members.missed(member, "HTTP %d" % answer.status_code, refused=True)
-        self._signal()
-
-    def probe_pairs(self) -> None:
-        for prefill, decode in self.members.to_probe():
-            pair = (prefill.key, decode.key)
-            if pair not in self.probing or self.probing[pair].done():
-                self.probing[pair] = asyncio.ensure_future(self._pair_probe(prefill, decode))
-
-    async def _pair_probe(self, prefill: Member, decode: Member) -> bool:
-        """A one-token prefill, then a one-token decode with its kv_transfer_params: the KV path of this pair."""
-        assert self.client is not None
-        why = ""
-        try:
-            model = await self._model(prefill)
-            body = self.upstream.build_prefill_request({"model": model, "prompt": PROBE_PROMPT, "max_tokens": 1})
-            first = await self.client.post(self.url(prefill, "/v1/completions"), json=body, headers=self.headers(),
-                                           timeout=self.bounds.first_byte)
-            if first.status_code != 200:
-                why = "prefill answered %d" % first.status_code
-            else:
-                kv = first.json().get("kv_transfer_params")
-                second = await self.client.post(self.url(decode, "/v1/completions"), headers=self.headers(),
-                                                json={"model": model, "prompt": PROBE_PROMPT, "max_tokens": 1,
-                                                      "kv_transfer_params": kv}, timeout=self.bounds.first_byte)
-                if second.status_code != 200 or not first_choice(second.json()):
-                    why = "decode answered %d%s" % (second.status_code, "" if second.status_code != 200 else " with no choice")
-        except (httpx.HTTPError, ValueError, KeyError) as err:
-            why = "%s: %s" % (type(err).__name__, err)
-        self.members.probed(prefill, decode, not why, why)
-        self._log()
-        return not why
-
-    async def _model(self, member: Member) -> str:
-        if self.model is None:
-            assert self.client is not None
-            answer = await self.client.get(self.url(member, "/v1/models"), headers=self.headers(), timeout=HEALTH_TIMEOUT * 5)
-            self.model = answer.json()["data"][0]["id"]
-        return self.model
-
-    async def admit(self, role: str, keys: list[str]) -> None:
-        """What an /instances/add waits for: the members added are probed now and serve once a pair probe passes
-        (bounded by Bounds.admit_wait; a member still on probation after it keeps being probed by the watch)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + self.bounds.admit_wait
-        self.sync()
-        while loop.time() < end:
-            waiting = [m for m in (self.members.get(role, k) for k in keys) if m and m.state != SERVING]
-            if not waiting:
-                return
-            await self.health_round(waiting)
-            self.probe_pairs()
-            await asyncio.sleep(0.05)
-
-    def _signal(self) -> None:
-        """Wake the tries waiting on members that are ejected now; give members back in service a new event."""
-        for key, member in self.members.members.items():
-            event = self.gone.get(key)
-            if member.state == EJECTED:
-                if event is None:
-                    self.gone[key] = event = asyncio.Event()
-                event.set()
-            elif event is not None and event.is_set():
-                self.gone[key] = asyncio.Event()
-
-    def _event(self, member: Member) -> asyncio.Event:
-        return self.gone.setdefault((member.role, member.key), asyncio.Event())
-
-    def _log(self) -> None:
-        for line in self.members.events:
-            logger.warning("front door: %s", line)
-        self.members.events.clear()
-
-    async def _unless_ejected(self, member: Member, work: Awaitable[Any], bound: float) -> Any:
-        """work's result; Ejected when member is ejected first, asyncio.TimeoutError past bound seconds."""
-        event = self._event(member)
-        task = asyncio.ensure_future(work)
-        waiter = asyncio.ensure_future(event.wait())
-        try:
-            done, _pending = await asyncio.wait({task, waiter}, timeout=bound, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-        if task in done:
-            return task.result()
-        task.cancel()
-        if waiter in done:
-            raise Ejected(member.reason)
-        raise asyncio.TimeoutError()
+class Router(Watch):
+    """The request path of one worker process, over the members its watch keeps."""
 
     # --- the request path ---------------------------------------------------------------------------------------
     async def completions(self, scope: dict, receive: Callable, send: Send, body: bytes) -> None:
@@ -563,12 +332,6 @@ class Router:
         request.tried = {role: set() for role in ROLES}
 
     # --- answers ------------------------------------------------------------------------------------------------
-    async def answer(self, send: Send, status: int, body: bytes, content_type: str = "application/json",
-                     headers: list | None = None) -> None:
-        start = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())] + (headers or [])
-        await send({"type": "http.response.start", "status": status, "headers": start})
-        await send({"type": "http.response.body", "body": body})
-
     async def start_stream(self, request: Request, send: Send) -> None:
         if not request.committed:
             request.committed = True
@@ -631,43 +394,6 @@ class Router:
                 return
         await self.answer(send, 503, error_json(503, "no member of the cluster is serving", "ServiceUnavailableError"),
                           headers=[(b"retry-after", str(max(1, math.ceil(self.bounds.interval))).encode())])
-
-    async def metrics(self, send: Send) -> None:
-        await self.answer(send, 200, self.members.metrics().encode(), "text/plain; version=0.0.4")
-
-    async def view(self, send: Send) -> None:
-        await self.answer(send, 200, json.dumps(self.members.view()).encode())
-
-
-class Events:
-    """The server-sent events of a streamed answer, one at a time (network reads split and join them freely)."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.chunks = response.aiter_raw()
-        self.buffer, self.ready, self.ended = b"", [], False
-
-    async def next(self) -> bytes | None:
-        while not self.ready:
-            if self.ended:
-                return None
-            try:
-                chunk = await self.chunks.__anext__()
-            except StopAsyncIteration:
-                self.ended = True
-                rest, self.buffer = self.buffer.strip(), b""
-                if rest:
-                    self.ready.append(rest + b"\n\n")
-                continue
-            found, self.buffer = sse_events(self.buffer + chunk)
-            self.ready.extend(found)
-        return self.ready.pop(0)
-
-
-async def disconnected(receive: Callable) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
 
 
 def describe(err: BaseException, bound: float) -> str:

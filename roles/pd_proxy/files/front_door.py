@@ -34,7 +34,7 @@ What the wrapper enforces, from its environment (the pd_proxy role sets it from 
 An /instances/add of a member the proxy still lists, taken out earlier (upstream's remove only taints a member
 while any request is in flight, and its add skips a listed member, so under steady load a member taken out could
 never come back), puts it back at once through the upstream scheduler's own activate_waiting_instance.
-/healthcheck stays open. Keys are compared in constant time and read from the Authorization header
+/healthcheck (and /metrics) stay open. Keys are compared in constant time and read from the Authorization header
 only (never from a query string). The process runs with umask 077, so the upstream's cross-worker
 manager file (its authkey, /tmp/vllm_lb_proxy_manager_<port>.json) is readable by its owner only.
 """
@@ -205,7 +205,8 @@ class FrontDoor:
             return await self.refuse(send, 401, "a valid API key is required (Authorization: Bearer <key>)",
                                      "invalid_request_error", "invalid_api_key")
         if self.router and path in COMPLETIONS and scope.get("method") == "POST":
-            return await self.router.completions(scope, receive, send, await read_body(receive))
+            body = await read_body(receive)
+            return None if body is None else await self.router.completions(scope, receive, send, body)
         if self.router and path == "/v1/models" and scope.get("method") == "GET":
             return await self.router.models(send)
         return await self.app(scope, receive, send)

@@ -196,17 +196,16 @@ class Router(Watch):
         body = dict(request.body, kv_transfer_params=kv) if kv else dict(request.body)
         bound = min(self.bounds.first_byte, self.left(request)) if request.stream else self.left(request)
         member.load += request.length
-        try:
-            opened = await self._unless_ejected(member, self._open(member, body, request, request_id), bound)
-        except (Ejected, asyncio.TimeoutError, httpx.TransportError) as err:
-            member.load -= request.length
-            request.cause = "decode %s: %s" % (member.key, describe(err, bound))
-            self.members.failed(member, request.cause)
-            request.tried["decode"].add(member.key)
-            self._signal()
-            return "decoder"
-        self.release_prefill(request)  # the decoder has the prefill's KV now (upstream releases it there too)
-        try:
+        try:  # the load ends with the try, however it ends (a client that leaves cancels it)
+            try:
+                opened = await self._unless_ejected(member, self._open(member, body, request, request_id), bound)
+            except (Ejected, asyncio.TimeoutError, httpx.TransportError) as err:
+                request.cause = "decode %s: %s" % (member.key, describe(err, bound))
+                self.members.failed(member, request.cause)
+                request.tried["decode"].add(member.key)
+                self._signal()
+                return "decoder"
+            self.release_prefill(request)  # the decoder has the prefill's KV now (upstream releases it there too)
             return await self._decoded(prefill, member, opened, request, send)
         finally:
             member.load -= request.length

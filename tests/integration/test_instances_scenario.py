@@ -6,8 +6,9 @@
 The lab's pd_2p2d_a2 (pd_a2's deployment as 2P2D: an instance of each role per node) on pd_a2's four harness nodes
 (tests/harness/inventories/pd_2p2d_a2), then grown by a decode instance on D0's machine (pd_2p2d_a2_grown) and shrunk
 back by retiring its host (pd_2p2d_a2_retiring). Each change runs under a bounded
-load (tests/harness/load.py: 8 threads, at most 6000 requests and 300 s, to the harness network only), whose
-figures are printed: requests sent, failed, throughput and its dip. A roll, an add and a remove must lose no
+load (tests/harness/load.py: 8 threads, at most 6000 requests and 300 s, every fourth request streamed, to the harness
+network only), whose figures are printed: requests sent, failed (a 200 with no text, a stream that ends silently),
+streams cut after their start with an error event, throughput and its dip. A roll, an add and a remove must lose no
 request, and the proxy must not restart for any of them. Then unplanned faults under the same load, each printed with
 the seconds until the front door ejected the members and served them again: a decode rank, a decode instance and a
 prefill instance killed (-9), then healed by a re-run, and a decode engine frozen (docker pause) then thawed: none
@@ -58,7 +59,7 @@ def deploy(inventory=BASE, *extra, check=True):
 
 def under_load(what, change, workers=8):
     """Runs change() while a bounded load goes through the front door; returns (change's result, the load's report)."""
-    with Load(PROXY, model="glm", requests=6000, seconds=300, workers=workers) as load:
+    with Load(PROXY, model="glm", requests=6000, seconds=300, workers=workers, stream_every=4) as load:
         time.sleep(2)  # the load is steady before the change starts
         result = change()
         time.sleep(2)  # and goes on after it ended
@@ -114,8 +115,9 @@ def fault_under_load(what, fault, members, heal):
         return result
 
     result, report = under_load(what, change)
-    print("%s: %d sent, %d failed (non-streaming), ejected %s s after the fault, serving again %s s after the heal "
-          "began" % (what, report["sent"], report["failed"], figures["ejected"], figures["back"]))
+    print("%s: %d sent, %d failed, %d streams cut after their start (each ended with an error event), ejected %s s after "
+          "the fault, serving again %s s after the heal began" % (what, report["sent"], report["failed"], report["cut"],
+                                                                 figures["ejected"], figures["back"]))
     return result, report, figures
 
 

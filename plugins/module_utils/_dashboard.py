@@ -63,7 +63,7 @@ def panels(specs, cluster):
         door = 'llmops_cluster="%s"' % cluster
         found.append(("Front door: members serving", "short", [
             ("{{role}} serving", "sum by (role) (llmops_front_door_serving_members{%s})" % door),
-            ("{{role}} {{member}} out", 'llmops_front_door_member_state{%s,state!="serving"} == 1' % door)]))
+            ("{{role}} out", 'sum by (role) (llmops_front_door_member_state{%s,state!="serving"})' % door)]))
         found.append(("Front door: retries, ejections and answers", "short", [
             ("{{role}} retries/s", "sum by (role) (rate(llmops_front_door_retries_total{%s}[%s]))" % (door, WINDOW)),
             ("{{role}} ejections/s", "sum by (role) (rate(llmops_front_door_member_ejections_total{%s}[%s]))" % (door, WINDOW)),

@@ -86,7 +86,7 @@ def test_verify_names_the_pairs_whose_decode_reads_the_kv_otherwise_than_the_pre
 
 def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(cluster, tmp_path):
     """Debian's Prometheus, on loopback, reads the targets and rules monitoring.yml wrote for the harness
-    inventory: every API engine and the real mooncake_master answer, the engines' series carry the labels,
+    inventory: every API engine, the real mooncake_master and the front door answer, the engines' series carry the labels,
     and no alert fires on the healthy cluster."""
     subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True,
                    timeout=900)
@@ -113,7 +113,7 @@ def scraped(api, tmp_path):
     wait_http(api + "status/buildinfo", seconds=60)
     planned = {group["labels"]["llmops_container"]: group for group in
                json.loads((tmp_path / "pd_pool_a2-targets.json").read_text())}
-    assert "mooncake-master" in planned and "pd-proxy" not in planned
+    assert "mooncake-master" in planned and "pd-proxy" in planned  # the front door's /metrics: its members' state
     deadline = time.monotonic() + 60
     while True:
         active = http_json(api + "targets?state=active")["data"]["activeTargets"]
@@ -134,7 +134,7 @@ def scraped(api, tmp_path):
         if all(rule["health"] == "ok" for rule in rules) or time.monotonic() > deadline:
             break
         time.sleep(1)
-    assert len(rules) == 5 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
+    assert len(rules) == 7 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
 
 
 def panels_answer(api, tmp_path):

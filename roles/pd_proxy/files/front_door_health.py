@@ -30,6 +30,8 @@ from typing import Callable, Iterable, Iterator
 ROLES = ("prefill", "decode")
 SERVING, EJECTED, PROBATION = "serving", "ejected", "probation"
 STATES = (SERVING, EJECTED, PROBATION)
+# What a completion through the front door came to; each has a series from the start (Prometheus's rates need it).
+OUTCOMES = ("ok", "client_error", "failed", "unavailable", "stream_cut", "client_left")
 # 5xx answers in a row that eject a member (Envoy's outlier detection counts consecutive 5xx the same way): one 5xx
 # may be the other side's fault (a decode cannot read a dead prefill's KV), so that pair is probed again instead.
 FIVE_XX_IN_A_ROW = 3
@@ -60,7 +62,7 @@ class Members:
     members: dict[tuple[str, str], Member] = field(default_factory=dict)
     stale: set[tuple[str, str]] = field(default_factory=set)  # (prefill key, decode key)
     retries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
-    outcomes: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     events: list[str] = field(default_factory=list)  # the last state changes, for the log
     _picks: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 

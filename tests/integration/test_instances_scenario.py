@@ -115,9 +115,9 @@ def fault_under_load(what, fault, members, heal):
         return result
 
     result, report = under_load(what, change)
+    counts = (what, report["sent"], report["failed"], report["cut"], figures["ejected"], figures["back"])
     print("%s: %d sent, %d failed, %d streams cut after their start (each ended with an error event), ejected %s s after "
-          "the fault, serving again %s s after the heal began" % (what, report["sent"], report["failed"], report["cut"],
-                                                                 figures["ejected"], figures["back"]))
+          "the fault, serving again %s s after the heal began" % counts)
     return result, report, figures
 
 

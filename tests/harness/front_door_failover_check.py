@@ -6,11 +6,12 @@
     python3 front_door_failover_check.py LAUNCHER UPSTREAM INSTANT_ENGINE
 
 Two prefill and three decode instant engines behind the launcher (failover on, probes every 0.5 s, a first-byte
-bound of 3 s). Under a bounded load (4 threads, at most 400 requests and 20 s a phase, loopback only), one decoder
+bound of 3 s). Under a bounded load (load.py: 4 threads, 40 requests a second, every other one streamed, at most
+800 requests and 20 s, loopback only), one decoder
 is killed (-9), another stopped (SIGSTOP) then continued, the dead one started again; then faults a client can see:
 a stream cut mid-answer, an engine's 400, every decoder gone. Prints one JSON object: per phase the requests sent,
-failed, empty 200s and the seconds until the front door ejected or re-admitted the member, and what each fault
-answered.
+failed (a 200 with no text and a stream that ended silently among them), streams cut with an error event, and the
+seconds until the front door ejected or re-admitted the member, and what each fault answered.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
+
+from load import Load  # beside this file: the harness's bounded load, every body read whole
 
 PORT = 18500
 KEY = "failover-check-key"
@@ -65,52 +67,6 @@ def until(what, predicate, seconds=20.0):
     return None
 
 
-class Load:
-    """4 threads of non-streaming and streaming completions until stopped, at most 400 requests or 20 s."""
-
-    def __init__(self):
-        self.results, self.lock, self.stop = [], threading.Lock(), threading.Event()
-        self.started = time.monotonic()
-        self.threads = [threading.Thread(target=self.run, args=(n % 2 == 1,), daemon=True) for n in range(4)]
-
-    def __enter__(self):
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(30)
-
-    def run(self, stream):
-        while not self.stop.is_set() and len(self.results) < 400 and time.monotonic() - self.started < 20:
-            status, _headers, text = call("/v1/completions", {"model": "bench", "prompt": "load", "max_tokens": 4,
-                                                              "stream": stream})
-            with self.lock:
-                self.results.append(outcome(status, text, stream))
-            time.sleep(0.02)
-
-    def report(self):
-        return {"sent": len(self.results), "failed": sum(r != "ok" for r in self.results),
-                "empty_200": sum(r == "empty 200" for r in self.results),
-                "errors": sorted({r for r in self.results if r != "ok"})[:3]}
-
-
-def outcome(status, text, stream):
-    """ "ok", or what went wrong, read from the whole body (no empty 200 passes)."""
-    if status != 200:
-        return "HTTP %s" % status
-    if not text.strip():
-        return "empty 200"
-    if stream:
-        events = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-        finishes = [json.loads(e)["choices"][0].get("finish_reason") for e in events if e not in ("[DONE]",)
-                    and json.loads(e).get("choices")]
-        return "ok" if finishes and finishes[-1] == "length" and events[-1] == "[DONE]" else "stream: %s" % text[-200:]
-    return "ok" if json.loads(text).get("choices") else "no choices"
-
-
 def engine(script, port):
     return subprocess.Popen([sys.executable, script, port])
 
@@ -129,7 +85,8 @@ def main():
         if until("the front door answering", lambda: call("/healthcheck", key=None)[0] == 200, 60) is None:
             sys.exit("the front door never answered")
         seen["models"] = call("/v1/models", key=KEY)[:3:2]
-        with Load() as load:
+        with Load(BASE, model="bench", requests=800, seconds=20, workers=4, key=KEY, prompt="load", rate=40,
+                  stream_every=2) as load:
             time.sleep(1)
             engines["18201"].kill()
             killed = time.monotonic()
@@ -144,7 +101,7 @@ def main():
             seen["serving after a restart (s)"] = until("18201 serving", lambda: states().get("18201") == "serving")
             seen["dead for (s)"] = round(time.monotonic() - killed, 1)
             time.sleep(1)
-        seen["load"] = load.report()
+        seen["load"] = {k: v for k, v in load.report("the decoders' faults").items() if k in ("sent", "failed", "cut", "errors")}
         seen["cut stream"] = call("/v1/completions", {"model": "bench", "prompt": "fault:cut", "max_tokens": 4, "stream": True})[::2]
         seen["recomputed"] = call("/v1/completions", {"model": "bench", "prompt": "fault:recompute", "max_tokens": 4})[::2]
         seen["recomputed stream"] = call("/v1/completions", {"model": "bench", "prompt": "fault:recompute", "max_tokens": 4,

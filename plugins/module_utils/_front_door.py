@@ -129,8 +129,8 @@ def failover_env(settings, cluster):
         number = int(value) if name == "tries" else float(value)
         if number <= 0 or (name == "probe_interval" and number > 1):
             raise ValueError("cluster %s: pd_proxy_%s is %s. Fix: give a number above 0%s." % (
-                cluster, name, value, " and at most 1 (a dead member is out of rotation within a probe interval plus "
-                                      "the probe's 1 s)" if name == "probe_interval" else ""))
+                cluster, name, value, " and at most 1 (every member is probed at least once a second)"
+                if name == "probe_interval" else ""))
         env[variable] = str(number)
     return env
 

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The front door's view of its members: which take requests, which are out and why, which pairs are proven.
 
-Pure state, no I/O: front_door_router.py tells it what its probes and requests saw and asks it for a pair.
+Pure state, no I/O: front_door_watch.py (the probes) and front_door_router.py (the requests) tell it what they saw,
+and the router asks it for a pair.
 
 A member is one engine API endpoint the upstream proxy lists ("host:port": a prefill API rank or a decode rank).
 It is in one of three states:

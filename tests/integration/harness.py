@@ -91,11 +91,13 @@ def wait_http(url, seconds=60):
 
 
 def wait_until(condition, seconds, what):
-    """Polls condition() every 0.2 s until it is true; fails naming what was awaited after ``seconds``."""
-    deadline = time.monotonic() + seconds
+    """Polls condition() every 0.2 s until it is true and returns the seconds that took; fails naming what was
+    awaited after ``seconds``."""
+    start = time.monotonic()
     while not condition():
-        assert time.monotonic() < deadline, "%s: not within %d s" % (what, seconds)
+        assert time.monotonic() - start < seconds, "%s: not within %d s" % (what, seconds)
         time.sleep(0.2)
+    return round(time.monotonic() - start, 1)
 
 
 def listens(port, host="127.0.0.1"):

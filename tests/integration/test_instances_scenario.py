@@ -88,30 +88,22 @@ def door_states():
     return {m["member"]: m["state"] for m in answer["members"]}
 
 
-def seconds_until(predicate, bound):
-    """Seconds until predicate() held (asked about every 0.1 s, each ask about 0.1 s), None when not within bound."""
-    start = time.monotonic()
-    while time.monotonic() - start < bound:
-        if predicate():
-            return round(time.monotonic() - start, 1)
-        time.sleep(0.1)
-    return None
-
-
 def fault_under_load(what, fault, members, heal):
-    """fault() under the steady load; the seconds until the front door ejected every one of members; 4 s more left
-    alone (requests keep coming); heal() and the seconds from its start until they serve again. Returns (heal's
-    result, the load's report, the figures)."""
+    """fault() under the steady load; the seconds until the front door ejected every one of members (asked about every
+    0.2 s, each ask about 0.1 s); 4 s more left alone (requests keep coming); heal() and the seconds from its start
+    until they serve again. Returns (heal's result, the load's report, the figures); fails when either did not happen
+    within its bound."""
     figures = {}
 
     def change():
         fault()
-        figures["ejected"] = seconds_until(lambda: {door_states().get(m) for m in members} == {"ejected"}, 30)
+        figures["ejected"] = wait_until(lambda: {door_states().get(m) for m in members} == {"ejected"}, 30,
+                                        "the front door ejecting %s" % members)
         time.sleep(4)
         healing = time.monotonic()
         result = heal()
-        figures["back"] = seconds_until(lambda: {door_states().get(m) for m in members} == {"serving"}, 60)
-        figures["back"] = None if figures["back"] is None else round(time.monotonic() - healing, 1)
+        wait_until(lambda: {door_states().get(m) for m in members} == {"serving"}, 60, "%s serving again" % members)
+        figures["back"] = round(time.monotonic() - healing, 1)
         return result
 
     result, report = under_load(what, change)
@@ -237,34 +229,31 @@ def test_a_killed_decode_rank_costs_no_request_and_a_rerun_restarts_its_instance
     """kill -9 of one rank of decode-b: the front door ejects it and sends its share elsewhere; left alone, nothing
     fails; the re-run restarts its DP group only, and the front door serves it again after its pair probes."""
     before = proxy_started()
-    result, report, figures = fault_under_load(
+    result, report, _figures = fault_under_load(
         "kill -9 of decode-b rank 1", lambda: node_docker(NODES["d1"], "kill", "vllm-ascend-decode-b-dp1"),
         DECODE_B[1:], lambda: deploy(BASE, *ROLLED))
     assert restarted_by(result) == {"vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"}  # its instance only
     assert proxy_started() == before
     assert report["failed"] == 0 and report["sent"] > 100, report["line"]
-    assert figures["ejected"] is not None and figures["back"] is not None, figures
 
 
 def test_a_killed_decode_instance_and_a_killed_prefill_instance_cost_no_request(two_by_two):
     for what, node, names, members in (
             ("kill -9 of decode instance decode-b", "d1", ["vllm-ascend-decode-b-dp0", "vllm-ascend-decode-b-dp1"], DECODE_B),
             ("kill -9 of prefill instance prefill-b", "p1", ["vllm-ascend-prefill-b-dp0"], ["10.213.7.42:9081"])):
-        result, report, figures = fault_under_load(
+        result, report, _figures = fault_under_load(
             what, lambda node=node, names=names: node_docker(NODES[node], "kill", *names), members, lambda: deploy(BASE, *ROLLED))
         assert restarted_by(result) == set(names)
         assert report["failed"] == 0 and report["sent"] > 100, report["line"]
-        assert figures["ejected"] is not None and figures["back"] is not None, figures
 
 
 def test_a_hung_decode_engine_is_ejected_and_serves_again_once_it_answers(two_by_two):
     """docker pause freezes every process of rank 0 of decode (hung, not dead: its port still accepts); its requests
     in flight are moved, and once unpaused it serves again after its pair probes."""
-    _result, report, figures = fault_under_load(
+    _result, report, _figures = fault_under_load(
         "SIGSTOP (docker pause) of decode rank 0", lambda: node_docker(NODES["d0"], "pause", "vllm-ascend-decode-dp0"),
         ["10.213.7.43:9900"], lambda: node_docker(NODES["d0"], "unpause", "vllm-ascend-decode-dp0"))
     assert report["failed"] == 0 and report["sent"] > 100, report["line"]
-    assert figures["ejected"] is not None and figures["back"] is not None, figures
     with Load(PROXY, model="glm", requests=200, seconds=60, workers=4) as after:
         after.wait()
     assert after.failed() == [] and after.sent() > 0

@@ -26,10 +26,11 @@ fi
 NO_COLOR=1 ANSIBLE_NOCOLOR=1 molecule destroy -s "$name" >>"$log" 2>&1
 grep -E "\] Executed: " "$log" | sed "s/^INFO *//"
 if [ "$rc" -ne 0 ]; then
-  # The failed tasks, each with its task line and message, before the end of the log.
-  grep -n -B3 -A30 -E "^(fatal|failed): \[" "$log" | head -150
   sed -n '/^=== the containers of the scenario/,$p' "$log" | head -200
   echo "--- end of $log"
   tail -30 "$log"
+  # The failed tasks, each with its task line and message, last: CI keeps only the end of the output.
+  echo "=== the failed tasks of $name"
+  grep -n -B3 -A8 -E "^(fatal|failed): \[" "$log" | head -60
 fi
 exit "$rc"

@@ -137,6 +137,11 @@ together "deploy instances preflight" \
 # step from 846 s to 1108 s, which ate all it saved).
 alone benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd
 
+# CI keeps only the end of the output: each failed step's last lines again, just above the count
+for name in $failures; do
+  echo "=== the end of $name's output (all of it is above, and in .build/steps/$name.log)"
+  tail -60 "$logs/$name.log"
+done
 [ -z "$failures" ] || echo "failed steps:$failures"
 echo "steps: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -36,9 +36,10 @@ OUTCOMES = ("ok", "client_error", "failed", "unavailable", "stream_cut", "client
 # 5xx answers in a row that eject a member (Envoy's outlier detection counts consecutive 5xx the same way): one 5xx
 # may be the other side's fault (a decode cannot read a dead prefill's KV), so that pair is probed again instead.
 FIVE_XX_IN_A_ROW = 3
-# /health timeouts in a row that eject a member (a refused connection ejects at once). Slowness alone never ejects the
-# last serving member of a role: on a saturated host every engine answers late, and ejecting them all would turn a slow
-# cluster into one that answers nothing (Envoy's outlier detection caps its ejections with max_ejection_percent).
+# Timeouts in a row, of /health probes and of tries (connect, first byte), that eject a member (a refused connection
+# ejects at once). Slowness alone never ejects the last serving member of a role: on a saturated host every engine
+# connects and answers late at once (real vLLM on two busy cores did), and ejecting them all would turn a slow cluster
+# into one that answers nothing (Envoy's outlier detection caps its ejections with max_ejection_percent).
 MISSES_IN_A_ROW = 3
 
 
@@ -99,10 +100,17 @@ class Members:
     def missed(self, member: Member, why: str, refused: bool) -> None:
         """/health failed: refused (or an error status) ejects at once, a timeout on the MISSES_IN_A_ROW-th in a row,
         unless the member is the last one of its role serving."""
-        member.misses += 1
-        last = self.serving(member.role) == [member]
-        if refused or (member.misses >= MISSES_IN_A_ROW and not last):
+        if refused:
             self.eject(member, "/health: " + why)
+        else:
+            self._late(member, "/health: " + why)
+
+    def _late(self, member: Member, why: str) -> None:
+        """A probe or a try timed out: slowness, which ejects on the MISSES_IN_A_ROW-th in a row, never the last
+        serving member of its role."""
+        member.misses += 1
+        if member.misses >= MISSES_IN_A_ROW and self.serving(member.role) != [member]:
+            self.eject(member, why)
 
     def eject(self, member: Member, why: str) -> None:
         """Out of rotation now; the requests on it that sent nothing to their client yet go elsewhere."""
@@ -110,11 +118,16 @@ class Members:
             member.ejections += 1
             self._to(member, EJECTED, why)
 
-    def failed(self, member: Member, why: str, five_xx: bool = False, pair: tuple[str, str] | None = None) -> None:
-        """A request through member failed. A connection-level failure ejects it; a 5xx makes the pair stale and
-        ejects the member on the FIVE_XX_IN_A_ROW-th in a row."""
+    def failed(self, member: Member, why: str, five_xx: bool = False, pair: tuple[str, str] | None = None,
+               late: bool = False) -> None:
+        """A request through member failed. A refused or reset connection ejects it; a timeout (``late``: a connect
+        or first byte later than its bound) counts as slowness, like a /health timeout; a 5xx makes the pair stale
+        and ejects the member on the FIVE_XX_IN_A_ROW-th in a row."""
         member.failures += 1
         self.retries[member.role] += 1
+        if late:
+            self._late(member, why)
+            return
         if not five_xx:
             self.eject(member, why)
             return
@@ -125,7 +138,7 @@ class Members:
             self.eject(member, "%d answers of 5xx in a row, the last: %s" % (member.five_xx, why))
 
     def succeeded(self, member: Member) -> None:
-        member.five_xx = 0
+        member.five_xx = member.misses = 0
 
     def probed(self, prefill: Member, decode: Member, passed: bool, why: str = "") -> None:
         """A pair probe's result: a pass proves the pair and puts a member on probation in service; a failure keeps

@@ -172,7 +172,7 @@ class Router(Watch):
                 raise ValueError("answered %d %s" % (status, answer.content[:200].decode(errors="replace")))
         except (Ejected, asyncio.TimeoutError, httpx.TransportError, ValueError) as err:
             request.cause = "prefill %s: %s" % (member.key, describe(err, self.bounds.first_byte))
-            self.members.failed(member, request.cause, five_xx=isinstance(err, ValueError))
+            self.members.failed(member, request.cause, five_xx=isinstance(err, ValueError), late=late(err))
             request.tried["prefill"].add(member.key)
             self._signal()
             return None
@@ -201,7 +201,7 @@ class Router(Watch):
                 opened = await self._unless_ejected(member, self._open(member, body, request, request_id), bound)
             except (Ejected, asyncio.TimeoutError, httpx.TransportError) as err:
                 request.cause = "decode %s: %s" % (member.key, describe(err, bound))
-                self.members.failed(member, request.cause)
+                self.members.failed(member, request.cause, late=late(err))
                 request.tried["decode"].add(member.key)
                 self._signal()
                 return "decoder"
@@ -393,6 +393,11 @@ class Router(Watch):
                 return
         await self.answer(send, 503, error_json(503, "no member of the cluster is serving", "ServiceUnavailableError"),
                           headers=[(b"retry-after", str(max(1, math.ceil(self.bounds.interval))).encode())])
+
+
+def late(err: BaseException) -> bool:
+    """A try that timed out (connect or first byte): slowness, not a refusal."""
+    return isinstance(err, (asyncio.TimeoutError, httpx.TimeoutException))
 
 
 def describe(err: BaseException, bound: float) -> str:

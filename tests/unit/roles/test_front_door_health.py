@@ -65,7 +65,7 @@ def test_a_refused_connection_ejects_at_once_and_the_member_returns_only_after_h
     assert "10.0.0.3:9901" in {members.pick("decode", prefill="10.0.0.2:9000").key for _turn in range(4)}
 
 
-def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_member_and_5xx_on_the_third():
+def test_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_member_and_5xx_on_the_third():
     members = table()
     hung, other = members.get("prefill", "10.0.0.1:9000"), members.get("prefill", "10.0.0.2:9000")
     members.missed(hung, "no answer within 2.0 s", refused=False)
@@ -78,8 +78,19 @@ def test_health_timeouts_eject_on_the_third_in_a_row_but_never_the_last_serving_
     for _turn in range(health.MISSES_IN_A_ROW + 2):  # slow, but the last prefill serving: kept (a saturated host)
         members.missed(other, "no answer within 2.0 s", refused=False)
     assert other.state == health.SERVING
+    members.failed(other, "prefill 10.0.0.2:9000: ConnectTimeout", late=True)  # a try's timeout is slowness too
+    assert other.state == health.SERVING and other.failures == 1
     members.missed(other, "ConnectError", refused=True)  # refused: dead, last or not
     assert other.state == health.EJECTED
+    slow = members.get("decode", "10.0.0.3:9901")
+    for _turn in range(health.MISSES_IN_A_ROW - 1):
+        members.failed(slow, "decode 10.0.0.3:9901: ConnectTimeout", late=True)
+    members.succeeded(slow)  # an answer in between resets the count
+    members.missed(slow, "no answer within 2.0 s", refused=False)
+    assert slow.state == health.SERVING
+    for _turn in range(health.MISSES_IN_A_ROW - 1):  # probes and tries count together; another decoder serves
+        members.failed(slow, "decode 10.0.0.3:9901: ConnectTimeout", late=True)
+    assert slow.state == health.EJECTED and slow.reason == "decode 10.0.0.3:9901: ConnectTimeout"
     decode = members.get("decode", "10.0.0.3:9900")
     pair = ("10.0.0.2:9000", "10.0.0.3:9900")
     members.failed(decode, "answered 500", five_xx=True, pair=pair)

@@ -196,14 +196,14 @@ def failover(args):
     # left alone: the load goes on until AFTER_KILL requests were answered after the kill (at least 10 s, at most 90 s);
     # how many a slow machine answers varies, so the count is a floor and printed, never a timing
     time.sleep(10)
-    seconds_until(lambda: sum(1 for at, _ in results if at > killed) >= AFTER_KILL, 80)
+    seconds_until(lambda: sum(1 for answered_at, _problem in results if answered_at > killed) >= AFTER_KILL, 80)
     stop.set()  # real vLLM's start on two busy cores would take minutes beside the load
     for thread in threads:
         thread.join(150)
     subprocess.run(docker + ["start", args.container], check=True, capture_output=True)
     back = seconds_until(lambda: member_state(args.proxy, args.member) == "serving", 400)
-    failed = [problem for _, problem in results if problem]
-    after = sum(1 for at, _ in results if at > killed)
+    failed = [problem for _answered_at, problem in results if problem]
+    after = sum(1 for answered_at, _problem in results if answered_at > killed)
     errors = "; errors: " + " | ".join(sorted(set(failed))[:3]) if failed else ""
     print("kill -9 of decode %s under load: %d requests sent (%d answered after the kill), %d failed; ejected %s s after "
           "the kill, serving again %s s after its container started (real vLLM's own start and a pair probe)%s" % (

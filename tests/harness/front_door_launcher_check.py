@@ -45,6 +45,14 @@ def status(url, context, body=None, key=None):
         return "no answer: %s" % type(err).__name__
 
 
+def weak_client(ca, version, ciphers):
+    """A client that offers only version and ciphers (its own security level lowered, so the server is what refuses)."""
+    context = ssl.create_default_context(cafile=ca)
+    context.minimum_version = context.maximum_version = version
+    context.set_ciphers(ciphers + ":@SECLEVEL=0")
+    return context
+
+
 def admin(base, context, path, role, members):
     """The lists of an admin call (from loopback: the proxy's own host, no admin key)."""
     request = urllib.request.Request(base + path, data=json.dumps({"type": role, "instances": members}).encode(),
@@ -101,6 +109,11 @@ def main():
         seen["completion over https without a key"] = status(base + "/v1/completions", verified, completion)
         seen["healthcheck over plain http"] = status("http://127.0.0.1:%d/healthcheck" % PORT, None)
         seen["https checked against the system's store only"] = status(base + "/healthcheck", ssl.create_default_context())
+        seen["a TLS 1.1 client"] = status(base + "/healthcheck", weak_client(ca, ssl.TLSVersion.TLSv1_1, "DEFAULT"))
+        seen["a TLS 1.2 client offering CBC suites only"] = status(base + "/healthcheck", weak_client(
+            ca, ssl.TLSVersion.TLSv1_2, "AES128-SHA:AES256-SHA:AES128-SHA256:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA"))
+        seen["a TLS 1.2 client offering AEAD suites"] = status(base + "/healthcheck", weak_client(
+            ca, ssl.TLSVersion.TLSv1_2, "ECDHE+AESGCM"))
         manager = os.path.join(tempfile.gettempdir(), "vllm_lb_proxy_manager_%d.json" % PORT)
         seen["manager file mode"] = oct(stat.S_IMODE(os.stat(manager).st_mode)) if os.path.exists(manager) else None
         seen["decode members at start"] = admin(base, verified, "/instances/add", "decode", [])["decode"]

@@ -34,6 +34,9 @@ def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     assert seen["completion over https without a key"] == 401
     assert str(seen["healthcheck over plain http"]).startswith("no answer")  # HTTPS only
     assert str(seen["https checked against the system's store only"]).startswith("no answer")  # our CA, not a public one
+    assert str(seen["a TLS 1.1 client"]).startswith("no answer")  # TLS 1.2 and newer only
+    assert str(seen["a TLS 1.2 client offering CBC suites only"]).startswith("no answer")  # AEAD suites only
+    assert seen["a TLS 1.2 client offering AEAD suites"] == 200
     assert seen["manager file mode"] == "0o600"  # the upstream writes its authkey there with default permissions
     assert seen["decode members at start"] == ["127.0.0.1:18200", "127.0.0.1:18201"]  # the members file's, not the argv's
     # the router counts the requests in flight, not upstream: its remove drops the member at once, the request on it

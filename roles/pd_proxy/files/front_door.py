@@ -35,8 +35,13 @@ An /instances/add of a member the proxy still lists, taken out earlier (upstream
 while any request is in flight, and its add skips a listed member, so under steady load a member taken out could
 never come back), puts it back at once through the upstream scheduler's own activate_waiting_instance.
 /healthcheck (and /metrics) stay open. Keys are compared in constant time and read from the Authorization header
-only (never from a query string). The process runs with umask 077, so the upstream's cross-worker
-manager file (its authkey, /tmp/vllm_lb_proxy_manager_<port>.json) is readable by its owner only.
+only (never from a query string). Before a request reaches the proxy, front_door_guard.py refuses what no client
+should send: a body over LLMOPS_FRONT_DOOR_MAX_BODY bytes (413; 32 MiB unless set) or slower to arrive than
+LLMOPS_FRONT_DOOR_READ_TIMEOUT seconds (408; 30 unless set), an address's wrong or missing keys past 20 a minute
+(429 with Retry-After), websockets; it drops the proxy's own fields (kv_transfer_params) from completion bodies, and
+/instances/add passes on the plan's member strings, never the client's body. TLS offers AEAD suites only. The
+process runs with umask 077, so the upstream's cross-worker manager file (its authkey,
+/tmp/vllm_lb_proxy_manager_<port>.json) is readable by its owner only.
 """
 
 from __future__ import annotations
@@ -45,9 +50,13 @@ import hmac
 import importlib
 import ipaddress
 import json
+import math
 import os
 import sys
 from pathlib import Path
+
+# beside this file in the proxy's container (and on the controller's path in the unit tests)
+import front_door_guard  # pylint: disable=wrong-import-order
 
 OPEN_PATHS = frozenset({"/healthcheck", "/metrics"})
 ADMIN_PATHS = frozenset({"/instances/add", "/instances/remove", "/reset_prefix_cache", "/members"})
@@ -153,30 +162,41 @@ def load_instances(path):
     return {role: tuple(data.get(role) or ()) for role in ROLES}
 
 
+def planned_strings(members, planned):
+    """The plan's own "host:port" string of each member (members: already checked to be in the plan)."""
+    by_address = {host_port(i): str(i) for i in planned}
+    return [by_address[host_port(m)] for m in members]
+
+
+def replayed(body, receive):
+    """receive that gives body (whole) first, then what the client sends next (its disconnect)."""
+    given = False
+
+    async def replay():
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 def error_body(message, kind, code):
     """An OpenAI-style error body."""
     return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
 
 
-async def read_body(receive):
-    """The request's whole body, or None when the client left first."""
-    chunks, more = [], True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
-    return b"".join(chunks)
-
-
 class FrontDoor:
     """ASGI middleware: the key check in front of the upstream proxy's app, and the router's paths."""
 
-    def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None, router=None):
+    def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None, router=None,
+                 limits=(front_door_guard.MAX_BODY, front_door_guard.READ_TIMEOUT), guesses=None):
         self.app = app
         self.client_keys = tuple(client_keys)
         self.admin_keys = tuple(admin_keys)
+        self.max_body, self.read_timeout = limits
+        self.guesses = guesses or front_door_guard.Guesses()
         # the plan's members: a callable, so a members file rewritten while the proxy runs is what add accepts
         self.instances = instances if callable(instances) else (lambda: instances or {role: () for role in ROLES})
         self.put_back = put_back  # (role, [(host, port)]) -> None: untaint members the proxy still lists
@@ -185,16 +205,34 @@ class FrontDoor:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":  # the upstream app's own start and stop, then the router's
             return await self.app(scope, receive, self.lifespan_send(send))
+        if scope["type"] == "websocket":  # the proxy serves none: refused before it is accepted (HTTP 403)
+            await receive()
+            return await send({"type": "websocket.close", "code": 1008})
         if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+            return None
+        try:
+            return await self.http(scope, receive, send)
+        except front_door_guard.Refused as refused:
+            return await self.refuse(send, refused.status, refused.message, refused.kind, refused.code)
+
+    async def http(self, scope, receive, send):
         path = scope.get("path", "")
         token = bearer(scope.get("headers") or [])
         if path in OPEN_PATHS:
             if path == "/metrics" and self.router:
                 return await self.router.metrics(send)
             return await self.app(scope, receive, send)
+        length = front_door_guard.declared_length(scope.get("headers"))
+        if length is not None and length > self.max_body:
+            raise front_door_guard.too_large(self.max_body)
+        address = (scope.get("client") or ("", 0))[0]
+        blocked = self.guesses.blocked_for(address)
+        if blocked:
+            return await self.refuse(send, 429, "too many requests with a wrong or no key from %s" % address,
+                                     "rate_limit_error", "too_many_wrong_keys", retry_after=blocked)
         if path in ADMIN_PATHS:
             if self.admin_keys and not key_matches(token, self.admin_keys):
+                self.guesses.wrong(address)
                 return await self.refuse(send, 401, "an admin key is required for %s" % path, "authentication_error",
                                          "invalid_api_key")
             if not self.admin_keys and not is_own_host(scope.get("client"), scope.get("server")):
@@ -202,14 +240,23 @@ class FrontDoor:
                                          "forbidden")
             return await self.admin(path, scope, receive, send)
         if self.client_keys and not key_matches(token, self.client_keys):
+            self.guesses.wrong(address)
             return await self.refuse(send, 401, "a valid API key is required (Authorization: Bearer <key>)",
                                      "invalid_request_error", "invalid_api_key")
-        if self.router and path in COMPLETIONS and scope.get("method") == "POST":
-            body = await read_body(receive)
-            return None if body is None else await self.router.completions(scope, receive, send, body)
+        if path in COMPLETIONS and scope.get("method") == "POST":
+            body = await self.body(receive)
+            if body is None:
+                return None
+            body = front_door_guard.without_proxy_fields(body)
+            if self.router:
+                return await self.router.completions(scope, receive, send, body)
+            return await self.app(scope, replayed(body, receive), send)
         if self.router and path == "/v1/models" and scope.get("method") == "GET":
             return await self.router.models(send)
-        return await self.app(scope, receive, send)
+        return await self.app(scope, front_door_guard.bounded(receive, self.max_body), send)
+
+    async def body(self, receive):
+        return await front_door_guard.read_body(receive, self.max_body, self.read_timeout)
 
     async def admin(self, path, scope, receive, send):
         if path == "/members":
@@ -236,34 +283,29 @@ class FrontDoor:
     async def add_instances(self, scope, receive, send):
         """Only instances of the plan: the upstream proxy polls an added instance with the engines' key. With the
         router, the answer waits until the members added pass a pair probe (they serve from then on)."""
-        body = await read_body(receive)
+        body = await self.body(receive)
         if body is None:
             return None
-        refused = refused_instances(body, self.instances())
+        allowed = self.instances()
+        refused = refused_instances(body, allowed)
         if refused:
             return await self.refuse(send, 403, "not instances of the cluster's plan: %s" % ", ".join(refused),
                                      "permission_error", "instance_not_planned")
         role, members = requested(body)
+        members = planned_strings(members, allowed[role])  # the plan's own strings go on, never the client's
         if self.put_back:
             self.put_back(role, [host_port(m) for m in members])
         if self.router and members:
-            await self.router.admit(role, [str(m) for m in members])
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return await self.app(scope, replay, send)
+            await self.router.admit(role, members)
+        return await self.app(scope, replayed(json.dumps({"type": role, "instances": members}).encode(), receive), send)
 
     @staticmethod
-    async def refuse(send, status, message, kind, code):
+    async def refuse(send, status, message, kind, code, retry_after=None):
         headers = [(b"content-type", b"application/json")]
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
+        if retry_after:
+            headers.append((b"retry-after", str(int(math.ceil(retry_after))).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": error_body(message, kind, code)})
 
@@ -302,7 +344,7 @@ def create_app():
                      client_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_KEYS")),
                      admin_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_ADMIN_KEYS")),
                      instances=lambda: load_instances(listed), put_back=put_back_with(upstream, every=router is not None),
-                     router=router)
+                     router=router, limits=front_door_guard.limits())
 
 
 def main():
@@ -318,6 +360,8 @@ def main():
     upstream.bootstrap_parent_process(args)
     tls = {"ssl_certfile": os.environ.get("LLMOPS_FRONT_DOOR_TLS_CERT") or None,
            "ssl_keyfile": os.environ.get("LLMOPS_FRONT_DOOR_TLS_KEY") or None}
+    if tls["ssl_certfile"]:
+        tls["ssl_ciphers"] = front_door_guard.TLS_CIPHERS
     # in the proxy's image, not the controller's: imported only where it runs
     import uvicorn  # pylint: disable=import-outside-toplevel
 

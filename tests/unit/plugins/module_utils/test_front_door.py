@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _front_doo
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 
 ROOT = Path(__file__).resolve().parents[4]
+FILES = ROOT / "roles" / "pd_proxy" / "files"
 PLANTED = "s3cr3t-planted-4711"
 ENDPOINTS = {"prefill": [{"address": "192.0.2.41", "port": 9000}],
              "decode": [{"address": "192.0.2.43", "port": 9900}, {"address": "192.0.2.43", "port": 9901}]}
@@ -31,7 +33,9 @@ def settings(**extra):
 
 
 def launcher():
-    spec = importlib.util.spec_from_file_location("front_door_launcher", ROOT / "roles/pd_proxy/files/front_door.py")
+    if str(FILES) not in sys.path:  # the launcher imports front_door_guard from beside it, as in its container
+        sys.path.insert(0, str(FILES))
+    spec = importlib.util.spec_from_file_location("front_door_launcher", FILES / "front_door.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -105,7 +109,8 @@ def test_an_open_front_door_with_engine_keys_is_allowed_when_asked():
 
 # The launcher's wrapper, driven as ASGI (no server): what reaches the upstream app and what is refused.
 
-def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query=b"", server=("192.0.2.41", 8081)):
+def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query=b"", server=("192.0.2.41", 8081),
+         method="POST"):
     reached = []
 
     async def upstream(scope, receive, send):
@@ -124,7 +129,7 @@ def call(door, path, headers=(), body=b"", client=("198.51.100.7", 40000), query
         sent.append(message)
 
     scope = {"type": "http", "path": path, "headers": [(k.encode(), v.encode()) for k, v in headers],
-             "client": client, "server": server, "query_string": query}
+             "client": client, "server": server, "query_string": query, "method": method}
     asyncio.run(door(scope, receive, send))
     status = sent[0]["status"]
     answer = json.loads(sent[1]["body"] or b"{}")
@@ -148,7 +153,7 @@ def test_the_wrapper_lets_through_only_valid_keys_from_the_authorization_header(
     assert call(door, "/reset_prefix_cache", [("Authorization", "Bearer admin-a")])[0] == 200
 
 
-def test_instances_add_accepts_only_the_plans_instances_and_replays_the_body():
+def test_instances_add_accepts_only_the_plans_instances_and_passes_on_the_plans_strings():
     module = launcher()
     door = module.FrontDoor(None, admin_keys=("admin-a",),
                             instances={"prefill": ("192.0.2.41:9000",), "decode": ("192.0.2.43:9900",)})
@@ -156,6 +161,9 @@ def test_instances_add_accepts_only_the_plans_instances_and_replays_the_body():
     planned = json.dumps({"type": "decode", "instances": ["192.0.2.43:9900"]}).encode()
     status, _answer, reached = call(door, "/instances/add", admin, planned)
     assert status == 200 and reached == [("/instances/add", planned)]
+    # the plan's string goes on, never the client's spelling of it (nor any other field it sent)
+    spelled = json.dumps({"type": "decode", "instances": ["192.0.2.43:09900"], "extra": "x"}).encode()
+    assert call(door, "/instances/add", admin, spelled)[2] == [("/instances/add", planned)]
     for body in ({"type": "decode", "instances": ["203.0.113.9:9900"]}, {"type": "prefill", "instances": "192.0.2.43:9900"},
                  {"type": "decode", "instances": ["192.0.2.43:9900", "203.0.113.9:80"]}, {"type": "other"}, "x"):
         status, answer, reached = call(door, "/instances/add", admin, json.dumps(body).encode())
@@ -251,3 +259,82 @@ def test_failover_is_on_by_default_with_its_bounds_in_the_environment_and_its_mo
 def test_a_failover_bound_that_is_no_positive_number_is_refused(name, value, message):
     with pytest.raises(ValueError, match="cluster pd_a2: " + message.replace(".", r"\.")):
         front_door.proxy_fields(settings(**{name: value}), ENDPOINTS, ENGINE_KEY, "pd_a2")
+
+
+def test_the_proxys_own_fields_are_dropped_from_a_completions_body_and_other_bodies_are_bounded():
+    module = launcher()
+    door = module.FrontDoor(None, client_keys=("client-a",), limits=(128, 5.0))
+    key = [("Authorization", "Bearer client-a")]
+    pointed = json.dumps({"model": "m", "prompt": "hi", "kv_transfer_params": {"remote_host": "203.0.113.9"}}).encode()
+    status, _answer, reached = call(door, "/v1/completions", key, pointed)
+    assert status == 200 and json.loads(reached[0][1]) == {"model": "m", "prompt": "hi"}
+    status, answer, reached = call(door, "/v1/completions", key, b"x" * 129)
+    assert (status, reached, answer["error"]["code"]) == (413, [], "request_too_large")
+    status, answer, reached = call(door, "/v1/embeddings", key + [("Content-Length", "129")], b"x" * 129)
+    assert (status, reached) == (413, [])
+    assert call(door, "/v1/embeddings", key, b"x" * 128)[0] == 200
+
+
+def test_a_body_slower_than_the_read_deadline_gets_408():
+    module = launcher()
+    door = module.FrontDoor(None, client_keys=("client-a",), limits=(1024, 0.05))
+    sent = []
+
+    async def receive():
+        await asyncio.sleep(1)
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/v1/completions", "method": "POST", "client": ("198.51.100.7", 1),
+             "headers": [(b"authorization", b"Bearer client-a")]}
+    asyncio.run(door(scope, receive, send))
+    assert sent[0]["status"] == 408 and json.loads(sent[1]["body"])["error"]["code"] == "request_timeout"
+
+
+def test_an_address_guessing_keys_gets_429_until_its_window_passed_and_others_are_served():
+    module = launcher()
+    guard = importlib.import_module("front_door_guard")
+    clock = {"now": 1000.0}
+    door = module.FrontDoor(None, client_keys=("client-a",), admin_keys=("admin-a",),
+                            guesses=guard.Guesses(allowed=3, window=60.0, clock=lambda: clock["now"]))
+    guesser, other = ("203.0.113.9", 1), ("198.51.100.7", 2)
+    for guess in ("a", "b"):
+        assert call(door, "/v1/completions", [("Authorization", "Bearer " + guess)], b"{}", client=guesser)[0] == 401
+    clock["now"] += 30
+    assert call(door, "/instances/remove", [("Authorization", "Bearer c")], client=guesser)[0] == 401  # the third
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    scope = {"type": "http", "path": "/v1/completions", "method": "POST", "client": guesser,
+             "headers": [(b"authorization", b"Bearer client-a")]}
+    asyncio.run(door(scope, receive, send))  # even the right key: its answer would tell a guesser it found one
+    assert sent[0]["status"] == 429 and (b"retry-after", b"30") in sent[0]["headers"]
+    assert call(door, "/v1/completions", [("Authorization", "Bearer client-a")], b"{}", client=other)[0] == 200
+    assert call(door, "/healthcheck", client=guesser)[0] == 200  # open paths stay open
+    clock["now"] += 31  # the first guess left the window
+    assert call(door, "/v1/completions", [("Authorization", "Bearer client-a")], b"{}", client=guesser)[0] == 200
+
+
+def test_websockets_are_refused_before_they_are_accepted():
+    module = launcher()
+    sent = []
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        sent.append(message)
+
+    async def upstream(scope, receive_, send_):
+        raise AssertionError("the upstream app got a websocket")
+
+    asyncio.run(module.FrontDoor(upstream, client_keys=("client-a",))(
+        {"type": "websocket", "path": "/v1/completions", "headers": []}, receive, send))
+    assert sent == [{"type": "websocket.close", "code": 1008}]

@@ -200,9 +200,10 @@ def test_an_unknown_model_and_max_tokens_past_the_context_are_refused_with_vllms
                    "(parameter=max_tokens, value=4096)", "type": "BadRequestError", "param": "max_tokens", "code": 400}})
 
 
-def test_a_streamed_completion_comes_token_by_token_then_its_usage(engine):
-    """What `vllm bench serve` (benchmark.yml) reads of a stream: one text chunk per token, the last with its
-    finish_reason, then a chunk with no choice and the usage it counts output tokens by."""
+def test_a_streamed_completion_comes_in_text_chunks_then_its_usage(engine):
+    """What `vllm bench serve` (benchmark.yml) reads of a stream: text chunks, the last with its finish_reason, then a
+    chunk with no choice and the usage it counts output tokens by. A chunk carries one token or more: real vLLM merges
+    the tokens its API server had not sent yet into one chunk (three chunks for five tokens on a busy CI machine)."""
     body = {"model": "tiny", "prompt": "The future of AI is", "max_tokens": 5, "ignore_eos": True, "stream": True,
             "stream_options": {"include_usage": True}}
     request = urllib.request.Request(engine.url + "/v1/completions", data=json.dumps(body).encode(),
@@ -212,8 +213,8 @@ def test_a_streamed_completion_comes_token_by_token_then_its_usage(engine):
     assert events[-1] == "[DONE]"
     chunks = [json.loads(event) for event in events[:-1]]
     texts = [chunk for chunk in chunks if chunk["choices"]]
-    assert len(texts) == 5 and all(chunk["object"] == "text_completion" and chunk["model"] == "tiny" for chunk in chunks)
-    assert [chunk["choices"][0]["finish_reason"] for chunk in texts] == [None] * 4 + ["length"]
+    assert 1 <= len(texts) <= 5 and all(chunk["object"] == "text_completion" and chunk["model"] == "tiny" for chunk in chunks)
+    assert [chunk["choices"][0]["finish_reason"] for chunk in texts] == [None] * (len(texts) - 1) + ["length"]
     assert all(isinstance(chunk["choices"][0]["text"], str) for chunk in texts)
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 5
 

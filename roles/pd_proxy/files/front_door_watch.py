@@ -25,6 +25,7 @@ from front_door_stream import first_choice
 
 logger = logging.getLogger("front_door")
 CONNECT_TIMEOUT = 2.0  # a member's port that takes longer to accept is as good as dead
+KEEPALIVE = 2.0  # seconds an idle connection to a member is kept: below vLLM's own 5 s (VLLM_HTTP_TIMEOUT_KEEP_ALIVE)
 HEALTH_TIMEOUT = 2.0  # vLLM answers /health from its API server's event loop: late on a saturated host, not dead
 PROBE_PROMPT = "The llmops front door checks that this prefill and this decode pass KV to each other."
 Send = Callable[[dict], Awaitable[None]]
@@ -65,7 +66,10 @@ class Watch:
 
     # --- lifetime -----------------------------------------------------------------------------------------------
     async def start(self) -> None:
-        limits = httpx.Limits(max_connections=100000, max_keepalive_connections=100000)  # as upstream's clients
+        # as upstream's clients, but an idle connection is dropped before the engine drops it: vLLM closes one after
+        # VLLM_HTTP_TIMEOUT_KEEP_ALIVE (5 s), httpx kept it 5 s too, and a request sent as the engine closed it failed
+        # with RemoteProtocolError (every member's probe at once, on real vLLM: all ejected, then 503)
+        limits = httpx.Limits(max_connections=100000, max_keepalive_connections=100000, keepalive_expiry=KEEPALIVE)
         self.client = httpx.AsyncClient(timeout=None, limits=limits)
         self.tasks.append(asyncio.ensure_future(self._watch()))
 

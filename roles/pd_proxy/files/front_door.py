@@ -247,10 +247,9 @@ class FrontDoor:
             body = await self.body(receive)
             if body is None:
                 return None
-            body = front_door_guard.without_proxy_fields(body)
-            if self.router:
+            if self.router:  # it parses the body once, dropping the proxy's own fields there
                 return await self.router.completions(scope, receive, send, body)
-            return await self.app(scope, replayed(body, receive), send)
+            return await self.app(scope, replayed(front_door_guard.without_proxy_fields(body), receive), send)
         if self.router and path == "/v1/models" and scope.get("method") == "GET":
             return await self.router.models(send)
         return await self.app(scope, front_door_guard.bounded(receive, self.max_body), send)

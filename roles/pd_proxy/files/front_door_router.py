@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 import httpx  # the upstream proxy's own client library, in its image
 
+from front_door_guard import PROXY_FIELDS
 from front_door_health import ROLES, Member
 from front_door_stream import Events, choice_text, disconnected, error_json, event_data, first_choice
 from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch
@@ -89,6 +90,8 @@ class Router(Watch):
         except ValueError as err:
             await self.answer(send, 400, error_json(400, "the body is not a JSON object: %s" % err, "BadRequestError"))
             return
+        for name in PROXY_FIELDS:  # the proxy's own, never a client's (front_door_guard), dropped from the one parse
+            data.pop(name, None)
         request = Request.of(api, data, len(body), time.monotonic() + self.bounds.deadline)
         serving = asyncio.ensure_future(self.serve(request, send))
         gone = asyncio.ensure_future(disconnected(receive))

@@ -39,7 +39,8 @@ def inventory(directory, hosts):
     lab_hosts = yaml.safe_load((LAB / "hosts.yml").read_text())["all"]["children"]["pd_a2"]["hosts"]
     decode_nodes = hosts - 2
     dp_size = decode_nodes * RANKS_PER_DECODE_NODE
-    group_vars = copy.deepcopy(lab)
+    # the lab's settings for every cluster (all.yml: the client network and key the secure defaults ask for), then pd_a2's
+    group_vars = dict(yaml.safe_load((LAB / "group_vars" / "all.yml").read_text()), **copy.deepcopy(lab))
     group_vars["vllm_engine_groups"]["decode"]["dp_size"] = dp_size
     # 100 HCCL ports per rank from 60000 fit 55 ranks; a larger group takes 10 each.
     group_vars["vllm_engine_groups"]["decode"]["hccl_port_range"] = {"base": 50000, "stride": 10, "size": 10}

@@ -47,9 +47,8 @@ HARNESS = ROOT / "tests" / "harness"
 # The proxy of each harness cluster: on its first prefill node (harness inventories), port 8081 (lab).
 PROXY = {"pd_a2": "10.213.7.41:8081", "pd_pool_a2": "10.213.7.61:8081"}
 PROXY_NODE = {"pd_a2": "llmops-pd-a2-p0", "pd_pool_a2": "llmops-pool-a2-p0"}
-# This machine on the harness network (its gateway): where the benchmark asks from, with --secure the client network.
-CONTROLLER = "10.213.7.1/32"
-CLIENT_KEY = "bench-client-key"
+# the client key of every harness front door (secure by default: the front door asks one of every client)
+CLIENT_KEY = yaml.safe_load((HARNESS / "inventories" / "common" / "harness_nodes.yml").read_text())["pd_proxy_client_keys"][0]
 sys.path.insert(0, str(HARNESS))
 from certificates import install_on_node  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -80,12 +79,10 @@ def timed(name, cluster, *extra, env=None):
 
 
 def completion(proxy, front):
-    """Whether a completion through the proxy comes back with text; front: None (plain HTTP, no key) or the SSL
-    context that trusts the front door's CA (HTTPS with the client key)."""
+    """Whether a completion through the proxy, with the client key, comes back with text; front: None (plain HTTP) or
+    the SSL context that trusts the front door's CA (HTTPS)."""
     body = json.dumps({"model": "glm", "prompt": "The future of AI is", "max_tokens": 4}).encode()
-    headers = {"Content-Type": "application/json"}
-    if front is not None:
-        headers["Authorization"] = "Bearer " + CLIENT_KEY
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer " + CLIENT_KEY}
     url = "%s://%s/v1/completions" % ("http" if front is None else "https", proxy)
     try:
         with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=5, context=front) as response:
@@ -104,11 +101,11 @@ def delays_vars(cluster, decode, prefill):
 
 
 def secure_vars(cluster, directory):
-    """Every guard of the front door on (issue 20), the certificate copied to the proxy's node; returns the
-    variables and the SSL context that trusts the certificate's CA."""
+    """What the defaults leave off, on: TLS at the front door (the certificate copied to the proxy's node) and the
+    engines' key (the host firewall, client and admin keys are on by default); returns the variables and the SSL
+    context that trusts the certificate's CA."""
     tls, context = install_on_node(directory, PROXY[cluster].split(":")[0], PROXY_NODE[cluster], "/etc/llmops-bench-tls")
-    settings = dict(tls, vllm_engine_secret_env={"VLLM_API_KEY": "bench-engine-key"}, pd_proxy_client_keys=[CLIENT_KEY],
-                    host_firewall_enabled=True, host_firewall_client_networks=[CONTROLLER])
+    settings = dict(tls, vllm_engine_secret_env={"VLLM_API_KEY": "bench-engine-key-5c8e1a4f9d2b"})
     return ("-e", json.dumps(settings)), context
 
 

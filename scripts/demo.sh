@@ -54,8 +54,12 @@ grep -E '^pd_a2_\w+ +: ok=' "$log" | tail -4
 echo "demo: a completion through the PD proxy on P0 (10.213.7.41:8081)"
 python - <<'PY'
 import json, urllib.request
+import yaml
+# the front door serves clients with a key (secure by default): the harness inventories' client key
+key = yaml.safe_load(open("tests/harness/inventories/common/harness_nodes.yml"))["pd_proxy_client_keys"][0]
 body = json.dumps({"model": "glm", "prompt": "The future of AI is", "max_tokens": 8}).encode()
-request = urllib.request.Request("http://10.213.7.41:8081/v1/completions", body, {"Content-Type": "application/json"})
+request = urllib.request.Request("http://10.213.7.41:8081/v1/completions", body,
+                                 {"Content-Type": "application/json", "Authorization": "Bearer " + key})
 answer = json.load(urllib.request.urlopen(request, timeout=60))
 print(json.dumps(answer, indent=2))
 print("decoded by", answer["system_fingerprint"].split(":from:")[0], "with the KV of prefill", answer["system_fingerprint"].split(":from:")[1])

@@ -100,9 +100,10 @@ def check_settings(settings, has_front_door, cluster):
     monitoring = _networks(settings.get("monitoring_networks"), "host_firewall_monitoring_networks", cluster)
     extra = _networks(settings.get("cluster_networks"), "host_firewall_cluster_networks", cluster)
     if has_front_door and not clients:
-        raise ValueError("cluster %s: host_firewall_enabled is true and the cluster has a front door (the PD proxy), but "
-                         "host_firewall_client_networks is empty, so no client could reach it. Fix: list the networks "
-                         "your clients come from (e.g. [198.51.100.0/24])." % cluster)
+        raise ValueError("cluster %s: host_firewall_enabled is true (the default) and the cluster has a front door (the "
+                         "PD proxy), but host_firewall_client_networks is empty, so no client could reach it. Fix: list "
+                         "the networks your clients come from (e.g. [198.51.100.0/24]), or set host_firewall_enabled: "
+                         "false to leave the hosts' ports open on purpose." % cluster)
     return clients, monitoring, extra
 
 

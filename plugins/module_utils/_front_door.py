@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import (
     API_KEY_ENV, PROXY_KEY_ENV, SECRET_PLACEHOLDER, render_flags, role_values, secret_digest)
 
@@ -56,6 +57,9 @@ def _keys(value, variable, cluster):
         if text != text.strip() or any(c in text for c in "\r\n"):
             raise ValueError("cluster %s: %s[%d] has spaces or line breaks around or in it, which no client sends in "
                              "a Bearer token. Fix: remove them." % (cluster, variable, index))
+        weak = weakness(text, "%s[%d]" % (variable, index), cluster)
+        if weak:
+            raise ValueError(weak)
         keys.append(text)
     return keys
 
@@ -75,11 +79,14 @@ def check(settings, sources, cluster):
     if shared:
         raise ValueError("cluster %s: a key is in both pd_proxy_client_keys and pd_proxy_admin_keys, so every client "
                          "could add or remove instances. Fix: give admins keys of their own." % cluster)
-    if engine_keys and not clients and not settings.get("open_front_door"):
-        raise ValueError("cluster %s: the engines have an API key (vllm_engine_secret_env.%s) but the PD proxy, the "
-                         "cluster's front door, would serve anyone: pd_proxy_client_keys is empty. Fix: give clients "
-                         "keys in pd_proxy_client_keys (in a vault), or set pd_proxy_open_front_door: true to serve "
-                         "without keys on purpose." % (cluster, API_KEY_ENV))
+    if not clients and not settings.get("open_front_door"):
+        raise ValueError("cluster %s: the PD proxy, the cluster's front door, would serve anyone: "
+                         "pd_proxy_client_keys is empty. Fix: give clients keys in pd_proxy_client_keys (in a vault), "
+                         "or set pd_proxy_open_front_door: true to serve without keys on purpose." % cluster)
+    if not admins:
+        raise ValueError("cluster %s: the front door has no admin key, so its admin API (/instances/*) would answer "
+                         "anything on the proxy's host. Fix: give pd_proxy_admin_keys, or leave it empty for the "
+                         "pd_proxy role to make one in pd_proxy_admin_key_file." % cluster)
     cert, key = settings.get("tls_cert") or "", settings.get("tls_key") or ""
     if bool(cert) != bool(key):
         raise ValueError("cluster %s: pd_proxy_tls_cert and pd_proxy_tls_key go together (%s is set, %s is empty). "

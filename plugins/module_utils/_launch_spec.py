@@ -22,6 +22,7 @@ import json
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
@@ -198,6 +199,14 @@ def plain_api_key(engine, cluster):
                              "vllm_engine_secret_env (in a vault)." % (cluster, variable, API_KEY_ENV))
 
 
+def weak_api_key(engine, cluster):
+    """Refuse an engines' key that a guesser could find (_key_strength): it opens every engine."""
+    key = (engine.get("secret_env") or {}).get(API_KEY_ENV)
+    weak = weakness(str(key), "vllm_engine_secret_env.%s" % API_KEY_ENV, cluster) if key else None
+    if weak:
+        raise ValueError(weak)
+
+
 def secret_flags(engine, cluster):
     """Refuse the engines' key as a vllm serve flag: --api-key would put it into the command every output shows, and
     vLLM reads VLLM_API_KEY from the environment instead."""
@@ -218,6 +227,7 @@ def engine_specs(plan, engine):
     secret_env (masked, see the module's docstring).
     """
     plain_api_key(engine, plan["cluster"])
+    weak_api_key(engine, plan["cluster"])
     secret_flags(engine, plan["cluster"])
     waves = engine_waves(plan)
     driver = engine["driver"]

@@ -15,9 +15,15 @@ import time
 import urllib.error
 import urllib.request
 
-from conftest import ROOT
+import yaml
+
+from conftest import LAB, ROOT
 
 HARNESS = ROOT / "tests" / "harness"
+# every harness inventory's shared settings: the front door's client key lives there (secure by default)
+COMMON = HARNESS / "inventories" / "common" / "harness_nodes.yml"
+CLIENT_KEY = yaml.safe_load(COMMON.read_text(encoding="utf-8"))["pd_proxy_client_keys"][0]
+CLIENT = {"Authorization": "Bearer " + CLIENT_KEY}
 sys.path.insert(0, str(HARNESS))  # its tools that tests and benchmarks share
 from certificates import install_on_node, make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
@@ -118,6 +124,16 @@ def metric(text, name, **labels):
         if all('%s="%s"' % item in line for item in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def admin_key(cluster):
+    """The admin key the pd_proxy role made for cluster's front door (pd_proxy_admin_key_file's default: credentials/
+    beside the inventory that first named the host, the lab's here)."""
+    for inventory in (LAB, HARNESS / "inventories" / cluster):
+        path = inventory / "credentials" / cluster / "pd_proxy_admin_key"
+        if path.is_file():
+            return path.read_text(encoding="utf-8").strip()
+    raise AssertionError("no admin key made for %s yet (deploy makes it)" % cluster)
 
 
 ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster

@@ -26,7 +26,7 @@ import openai
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, finished_at, http_text, metric, node_docker, node_exec, nodes, wait_until
+from harness import CLIENT_KEY, admin_key, containers, finished_at, http_text, metric, node_docker, node_exec, nodes, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
@@ -41,14 +41,16 @@ NODES = {"p0": "llmops-pd-a2-p0", "p1": "llmops-pd-a2-p1", "d0": "llmops-pd-a2-d
 PROXY = "http://10.213.7.41:8081"
 # the image every engine rolls to; the proxy keeps its own (pd_proxy_image follows vllm_engine_image otherwise)
 ROLLED = ("-e", "vllm_engine_image=llmops-engine:rolled", "-e", "pd_proxy_image=llmops-engine:test")
+# the front door's admin API, asked from its own host with the admin key deploy made (argv[1])
 DOOR = """
-import urllib.request
-print(urllib.request.urlopen("http://10.213.7.41:8081/members", timeout=10).read().decode())
+import sys, urllib.request
+request = urllib.request.Request("http://10.213.7.41:8081/members", headers={"Authorization": "Bearer " + sys.argv[1]})
+print(urllib.request.urlopen(request, timeout=10).read().decode())
 """
 LISTS = """
 import json, sys, urllib.request
 request = urllib.request.Request("http://10.213.7.41:8081/instances/add", data=json.dumps({"type": "decode", "instances": []}).encode(),
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", "Authorization": "Bearer " + sys.argv[1]})
 print(urllib.request.urlopen(request, timeout=10).read().decode())
 """
 
@@ -59,7 +61,7 @@ def deploy(inventory=BASE, *extra, check=True):
 
 def under_load(what, change, workers=8):
     """Runs change() while a bounded load goes through the front door; returns (change's result, the load's report)."""
-    with Load(PROXY, model="glm", requests=6000, seconds=300, workers=workers, stream_every=4) as load:
+    with Load(PROXY, model="glm", requests=6000, seconds=300, workers=workers, stream_every=4, key=CLIENT_KEY) as load:
         time.sleep(2)  # the load is steady before the change starts
         result = change()
         time.sleep(2)  # and goes on after it ended
@@ -73,16 +75,16 @@ def proxy_started():
 
 
 def front_door_lists():
-    """What the running proxy lists, asked from its own host (its admin API answers no other without admin keys)."""
-    answer = json.loads(node_exec(NODES["p0"], "python3", "-c", LISTS).stdout)
+    """What the running proxy lists, asked from its own host with the admin key."""
+    answer = json.loads(node_exec(NODES["p0"], "python3", "-c", LISTS, admin_key(CLUSTER)).stdout)
     return sorted(answer["current_prefill_instances"]), sorted(answer["current_decode_instances"])
 
 
 def door_states():
-    """{member: state} as the running front door sees them (its /members, asked from its own host), {} while it does
-    not answer."""
+    """{member: state} as the running front door sees them (its /members, asked from its own host with the admin key), {}
+    while it does not answer."""
     try:
-        answer = json.loads(node_exec(NODES["p0"], "python3", "-c", DOOR).stdout)
+        answer = json.loads(node_exec(NODES["p0"], "python3", "-c", DOOR, admin_key(CLUSTER)).stdout)
     except ValueError:
         return {}
     return {m["member"]: m["state"] for m in answer["members"]}
@@ -149,7 +151,7 @@ def test_each_instance_runs_on_its_node_and_verify_proves_every_pair(two_by_two)
 
 def test_the_openai_client_lists_the_model_completes_streams_and_gets_the_engines_errors(two_by_two):
     """The official OpenAI client against the front door, as a new user would try it."""
-    client = openai.OpenAI(base_url=PROXY + "/v1", api_key="unused", max_retries=0, timeout=30)
+    client = openai.OpenAI(base_url=PROXY + "/v1", api_key=CLIENT_KEY, max_retries=0, timeout=30)
     assert [model.id for model in client.models.list()] == ["glm"]
     whole = client.completions.create(model="glm", prompt="the openai client", max_tokens=4, temperature=0)
     assert whole.choices[0].text and whole.choices[0].finish_reason == "length"
@@ -254,7 +256,7 @@ def test_a_hung_decode_engine_is_ejected_and_serves_again_once_it_answers(two_by
         "SIGSTOP (docker pause) of decode rank 0", lambda: node_docker(NODES["d0"], "pause", "vllm-ascend-decode-dp0"),
         ["10.213.7.43:9900"], lambda: node_docker(NODES["d0"], "unpause", "vllm-ascend-decode-dp0"))
     assert report["failed"] == 0 and report["sent"] > 100, report["line"]
-    with Load(PROXY, model="glm", requests=200, seconds=60, workers=4) as after:
+    with Load(PROXY, model="glm", requests=200, seconds=60, workers=4, key=CLIENT_KEY) as after:
         after.wait()
     assert after.failed() == [] and after.sent() > 0
     assert set(door_states().values()) == {"serving"}

@@ -40,7 +40,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import (ATTACKER, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
+from harness import (ATTACKER, CLIENT, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
                      tcp_from, wait_http, wait_until)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
@@ -99,7 +99,7 @@ def test_dp_groups_are_complete(deployed):
 def test_completion_through_the_proxy_is_decoded_with_the_prefill_kv(deployed):
     health = wait_http(PROXY + "/healthcheck")
     assert (health["prefill_instances"], health["decode_instances"]) == (1, 8)
-    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "The future of AI is", "max_tokens": 8})
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "The future of AI is", "max_tokens": 8}, headers=CLIENT)
     assert answer["object"] == "text_completion" and answer["choices"][0]["text"]
     # decode rank's fingerprint: it reached the prefill's Mooncake port (30000 + rank 0 * tp 8) on P0
     assert re.fullmatch(r"sim-vllm:kv_consumer:[0-9a-f-]+:from:[0-9a-f-]+@10\.213\.7\.41:30000", answer["system_fingerprint"])
@@ -109,7 +109,7 @@ def test_repeated_prompts_hit_the_prefix_cache(deployed):
     prompt = " ".join("word%d" % i for i in range(300))  # two full 128-token blocks
     before = http_text("http://10.213.7.41:9081/metrics")
     for _round in range(2):
-        http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 4})
+        http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 4}, headers=CLIENT)
     after = http_text("http://10.213.7.41:9081/metrics")
     hits = [float(re.search(r"^vllm:prefix_cache_hits_total\{.*\} (\S+)$", text, re.M).group(1)) for text in (before, after)]
     assert hits[1] - hits[0] == 256
@@ -303,8 +303,8 @@ def test_a_container_killed_while_starting_fails_the_whole_play_within_seconds(d
     wait_http(PROXY + "/healthcheck")
 
 
-CLIENT_KEYS = ["client-old-4711", "client-new-4711"]
-ADMIN_KEY = "admin-4711"
+CLIENT_KEYS = ["client-old-4711-5e2a9c0d7b3f", "client-new-4711-8d1f4b6e2a9c"]
+ADMIN_KEY = "admin-4711-3b7e0c9a5d2f1e8b"
 
 
 def attempts_from_outside(client_key, old_key=""):
@@ -317,9 +317,10 @@ def attempts_from_outside(client_key, old_key=""):
 def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     """vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too. The front door
     (issue 20) then checks client keys: the catalogue of attempts from outside, and a key rotated out."""
-    planted = "s3cr3t-planted-4711"
+    planted = "s3cr3t-planted-4711-9c2e7a1b"
+    # the attacker is a client network here: what its keys get is the point (the firewall is on, as by default)
     keys = {"vllm_engine_secret_env": {"VLLM_API_KEY": planted}, "pd_proxy_client_keys": CLIENT_KEYS,
-            "pd_proxy_admin_keys": [ADMIN_KEY]}
+            "pd_proxy_admin_keys": [ADMIN_KEY], "host_firewall_client_networks": ["10.213.7.1/32", ATTACKER + "/32"]}
     result = deploy("-vvv", "-e", json.dumps(keys))
     assert planted not in result.output and not any(key in result.output for key in CLIENT_KEYS + [ADMIN_KEY])
     assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
@@ -344,7 +345,9 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     assert node_docker("llmops-pd-a2-p0", "exec", "pd-proxy", "python3", "-c", umasks).stdout.strip() == "['0077']"
     tried, bait = attempts_from_outside(CLIENT_KEYS[1])
     print("attempts from outside (client keys %s): %s" % (CLIENT_KEYS, json.dumps(tried, indent=1)))
-    refused = {name: code for name, code in tried.items() if code in (401, 403)}
+    # 0: no connection at all (the host firewall refuses the engine's port to a host outside the cluster)
+    refused = {name: code for name, code in tried.items() if code in (0, 401, 403)}
+    assert tried["the engine API without the engines' key"] == tried["the engine API with a client key"] == 0
     assert set(tried) - set(refused) == {"healthcheck (open)", "completion with a client key"}
     assert tried["healthcheck (open)"] == 200 and tried["completion with a client key"] == 200
     assert tried["/instances/add of the attacker with the admin key"] == 403  # not an instance of the plan
@@ -514,7 +517,7 @@ def test_stop_in_reverse_order_then_deploy_starts_the_same_containers(deployed):
     deploy()
     assert container_ids() == ids  # started again, not recreated
     assert all(up for host in all_containers().values() for _started, up in host.values())
-    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "back again", "max_tokens": 4})
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "back again", "max_tokens": 4}, headers=CLIENT)
     assert answer["choices"][0]["text"]
 
 
@@ -546,7 +549,7 @@ def test_a_new_image_rolls_group_by_group_in_start_order(deployed):
     images = {node_docker(node, "inspect", "-f", "{{.Config.Image}}", name).stdout.strip()
               for host, (node, _ip) in NODES.items() for name in containers(node, "pd_a2")}
     assert images == {"llmops-engine:rolled"}
-    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "rolled", "max_tokens": 4})
+    answer = http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "rolled", "max_tokens": 4}, headers=CLIENT)
     assert answer["choices"][0]["text"]
 
 
@@ -595,12 +598,12 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     for node, _ip in NODES.values():  # the image the rolled-image phase left, whichever tests ran before
         node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
     # this machine (the nodes' gateway) asks the front door itself, as a host of the cluster would (cpu_pd's harness too)
-    everything = dict(FIREWALL, **tls, host_firewall_cluster_networks=["10.213.7.1/32"], vllm_engine_secret_env={"VLLM_API_KEY": "engine-key-4711"},
+    everything = dict(FIREWALL, **tls, host_firewall_cluster_networks=["10.213.7.1/32"], vllm_engine_secret_env={"VLLM_API_KEY": "engine-key-4711-6a0e3d9b"},
                       pd_proxy_client_keys=CLIENT_KEYS[1:], pd_proxy_admin_keys=[ADMIN_KEY], vllm_engine_image="llmops-engine:rolled")
     on = ("-e", json.dumps(everything))
     node_exec("llmops-pd-a2-p0", "nft", "add", "table", "inet", "other_owner")  # someone else's rules
     before = tcp_from("attacker", INTERNAL + [FRONT_DOOR])
-    assert set(before.values()) == {"connected"}, before  # open to anyone that routes to the nodes
+    assert set(before.values()) == {"refused"}, before  # the default firewall: the attacker is no client network yet
     result = deploy(*on)
     assert all(recap_changed(result.output)[host] > 0 for host in NODES)  # every host loaded its table
     outside, inside = tcp_from("attacker", INTERNAL + [FRONT_DOOR]), tcp_from("llmops-pd-a2-p1", INTERNAL + [FRONT_DOOR])

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import containers, finished_at, http_json, http_text, metric, node_docker, node_exec, wait_until
+from harness import CLIENT_KEY, containers, finished_at, http_json, http_text, metric, node_docker, node_exec, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
@@ -80,7 +80,9 @@ def external_hits(host):
 
 
 def complete(url, prompt):
-    return http_json(url + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 2})
+    """A completion from url: the front door (its client key) or an engine (the cluster's hosts reach it keyless)."""
+    return http_json(url + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 2},
+                     headers={"Authorization": "Bearer " + CLIENT_KEY})
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +129,7 @@ def test_killing_the_leader_under_load_hands_over_to_the_standby_and_restarts_no
     # blocks stored through P0's prefill before the kill, looked up from P1's after it
     kept = " ".join("kept%d" % i for i in range(512))
     complete(PREFILL_API["pd_pool_a2_p0"], kept)
-    with Load(PROXY, model="glm", requests=3000, seconds=120, workers=4, prompt=shared_prefix, timeout=60) as load:
+    with Load(PROXY, model="glm", requests=3000, seconds=120, workers=4, prompt=shared_prefix, timeout=60, key=CLIENT_KEY) as load:
         time.sleep(3)
         killed = time.monotonic()
         node_docker(NODES[old], "kill", "-s", "KILL", "mooncake-master")
@@ -153,7 +155,7 @@ def test_killing_the_leader_under_load_hands_over_to_the_standby_and_restarts_no
 
 def test_a_dead_etcd_member_stops_nothing_and_a_rerun_brings_back_what_died_and_nothing_else(ha_cluster):
     node_docker(NODES["pd_pool_a2_d0"], "kill", "-s", "KILL", "mooncake-etcd")
-    with Load(PROXY, model="glm", requests=400, seconds=30, workers=4, prompt=shared_prefix) as load:
+    with Load(PROXY, model="glm", requests=400, seconds=30, workers=4, prompt=shared_prefix, key=CLIENT_KEY) as load:
         load.wait()
     report = load.report("one etcd member dead")
     print(report["line"])
@@ -186,7 +188,7 @@ def test_changed_masters_and_etcd_members_roll_one_at_a_time_their_leaders_last(
     old = leader()
     standby = next(host for host in MASTERS if host != old)
     before = started()
-    with Load(PROXY, model="glm", requests=4000, seconds=200, workers=4, prompt=shared_prefix, timeout=60) as load:
+    with Load(PROXY, model="glm", requests=4000, seconds=200, workers=4, prompt=shared_prefix, timeout=60, key=CLIENT_KEY) as load:
         result = deploy(*CHANGED_MASTERS, "-e", "mooncake_master_etcd_image=llmops-engine:etcd-rolled")
     report = load.report("rolling change of the three etcd members and both masters")
     print(report["line"])

@@ -156,16 +156,17 @@ MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC 
 
 
 def test_the_pool_service_answers_only_the_cluster_behind_the_host_firewall(cluster):
-    """host_firewall (issue 20) on a KV-pool cluster: the master's RPC port is the cluster's; its metrics port also the
-    monitoring network's (the attacker's address listed as one, then not)."""
-    assert set(tcp_from("attacker", MASTER, POOL_ATTACKER).values()) == {"connected"}  # open to anyone that routes to the nodes
-    firewall = {"host_firewall_enabled": True, "host_firewall_client_networks": [POOL_ATTACKER + "/32"]}
-    run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(firewall))
+    """host_firewall, on by default, on a KV-pool cluster: the master's RPC port is the cluster's; its metrics port also
+    the monitoring network's (the attacker's address listed as one, then not); host_firewall_enabled: false opens them
+    (the collection's table removed), and the default closes them again."""
     outside, inside = tcp_from("attacker", MASTER, POOL_ATTACKER), tcp_from("llmops-pool-a2-d1", MASTER)
     print("the master's ports from the attacker: %s; from pd_pool_a2_d1: %s" % (outside, inside))
     assert outside == dict.fromkeys(MASTER, "refused") and inside == dict.fromkeys(MASTER, "connected")
-    monitored = dict(firewall, host_firewall_monitoring_networks=[POOL_ATTACKER + "/32"])
+    monitored = {"host_firewall_monitoring_networks": [POOL_ATTACKER + "/32"]}
     run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(monitored))
     assert tcp_from("attacker", MASTER, POOL_ATTACKER) == {MASTER[0]: "refused", MASTER[1]: "connected"}
-    deploy()  # the firewall off again: the collection's table removed
-    assert set(tcp_from("attacker", MASTER, POOL_ATTACKER).values()) == {"connected"}
+    opened = run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps({"host_firewall_enabled": False}))
+    assert "cluster pd_pool_a2, open by choice: host_firewall_enabled is false" in " ".join(opened.output.split())
+    assert set(tcp_from("attacker", MASTER, POOL_ATTACKER).values()) == {"connected"}  # open to anyone that routes to the nodes
+    deploy()  # the default again: the table back
+    assert tcp_from("attacker", MASTER, POOL_ATTACKER) == dict.fromkeys(MASTER, "refused")

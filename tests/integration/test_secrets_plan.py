@@ -9,7 +9,7 @@ import json
 
 from conftest import LAB, NO_CONNECT, run_playbook
 
-PLANTED = "s3cr3t-planted-4711"
+PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough for the planner, findable in any output
 
 
 def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
@@ -38,18 +38,40 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
     assert proxy["meta"]["client_auth"] and proxy["meta"]["admin_auth"]
 
 
-def test_engines_with_a_key_behind_an_open_front_door_are_refused_unless_asked(tmp_path):
-    keyed = {"vllm_engine_secret_env": {"VLLM_API_KEY": PLANTED}}
-    result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-e", json.dumps(keyed),
+def test_secure_by_default_an_admin_key_is_made_once_and_opening_a_guard_is_named(tmp_path):
+    """The lab names a client key and its clients' network; the admin key is made once on the controller (0600, in a
+    0700 directory), reused by the next run and printed by none; a front door without client keys, a weak key or an
+    open guard is refused or named."""
+    key_file = tmp_path / "credentials" / "pd_a2" / "pd_proxy_admin_key"
+    made = ("-e", "pd_proxy_admin_key_file=%s" % key_file)
+    first = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", "llmops_plan_dir=%s" % (tmp_path / "one"))
+    key = key_file.read_text().strip()
+    assert len(key) == 43 and oct(key_file.stat().st_mode & 0o777) == "0o600"
+    assert oct(key_file.parent.stat().st_mode & 0o777) == "0o700"
+    second = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", "llmops_plan_dir=%s" % (tmp_path / "two"))
+    assert key_file.read_text().strip() == key and key not in first.output + second.output
+    proxies = [json.loads((tmp_path / run / "pd_a2_p0" / "pd-proxy.json").read_text()) for run in ("one", "two")]
+    assert proxies[0]["secret_env"]["digest"] == proxies[1]["secret_env"]["digest"]  # the same key: no restart
+    assert proxies[0]["meta"]["client_auth"] and proxies[0]["meta"]["admin_auth"]
+    assert "open by choice" not in first.output
+    result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", json.dumps({"pd_proxy_client_keys": []}),
                           "-e", "llmops_plan_dir=%s" % (tmp_path / "refused"), check=False)
     assert result.returncode != 0 and not (tmp_path / "refused").exists()
-    assert "cluster pd_a2: the engines have an API key (vllm_engine_secret_env.VLLM_API_KEY) but the PD proxy, the " \
-        "cluster's front door, would serve anyone: pd_proxy_client_keys is empty." in " ".join(result.output.split())
-    assert PLANTED not in result.output
-    opened = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-e", json.dumps(dict(keyed, pd_proxy_open_front_door=True)),
-                          "-e", "llmops_plan_dir=%s" % (tmp_path / "open"))
+    assert "cluster pd_a2: the PD proxy, the cluster's front door, would serve anyone: pd_proxy_client_keys is empty." \
+        in " ".join(result.output.split())
+    weak = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", json.dumps({"pd_proxy_client_keys": ["client-4711"]}),
+                        check=False)
+    assert weak.returncode != 0 and "client-4711" not in weak.output
+    assert "cluster pd_a2: pd_proxy_client_keys[0] is a key of about 67 bits, below the 128" in " ".join(weak.output.split())
+    opened = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", json.dumps(
+        {"pd_proxy_client_keys": [], "pd_proxy_open_front_door": True, "host_firewall_enabled": False}),
+        "-e", "llmops_plan_dir=%s" % (tmp_path / "open"))
     proxy = json.loads((tmp_path / "open" / "pd_a2_p0" / "pd-proxy.json").read_text())
-    assert proxy["meta"]["client_auth"] is False and PLANTED not in opened.output
+    assert proxy["meta"]["client_auth"] is False and proxy["meta"]["admin_auth"]
+    said = " ".join(opened.output.split())
+    assert "cluster pd_a2, open by choice: host_firewall_enabled is false: every port the plan binds" in said
+    assert "cluster pd_a2, open by choice: pd_proxy_open_front_door is true: the front door serves completions to " \
+        "clients without a key." in said
 
 
 def test_an_api_key_flag_is_refused_with_the_secret_variable_as_fix():

@@ -91,7 +91,7 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"client_networks": []}, r"host_firewall_enabled is true and the cluster has a front door .* host_firewall_client_networks is empty"),
+    ({"client_networks": []}, r"host_firewall_enabled is true \(the default\) and the cluster has a front door .*client_networks is empty.*enabled: false"),
     ({"client_networks": ["198.51.100.0/33"]}, r"host_firewall_client_networks has '198.51.100.0/33', which is not an address"),
     ({"client_networks": ["2001:db8::/32"]}, r"host_firewall_client_networks has 2001:db8::/32: the firewall handles IPv4 only"),
     ({"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["prometheus"]}, r"host_firewall_monitoring_networks has 'prometheus'"),

@@ -18,7 +18,8 @@ from ansible_collections.llmops.inference.plugins.module_utils import _launch_sp
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = ROOT / "roles" / "pd_proxy" / "files"
-PLANTED = "s3cr3t-planted-4711"
+PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough (_key_strength), and findable in any output
+CLIENT_A, CLIENT_B, ADMIN_A = "client-a-5d0e2b7c9f41e8a3", "client-b-8a3f6c1e0d27b4f9", "admin-a-2b9e4d7f1c63a0d5"
 ENDPOINTS = {"prefill": [{"address": "192.0.2.41", "port": 9000}],
              "decode": [{"address": "192.0.2.43", "port": 9900}, {"address": "192.0.2.43", "port": 9901}]}
 ENGINE_KEY = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {}, "role_env": {}}
@@ -26,8 +27,8 @@ ENGINE_KEY = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {}, "role_env": {}
 
 def settings(**extra):
     base = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "extra_flags": {}, "address": "192.0.2.41",
-            "config_dir": "/etc/llmops/pd_proxy", "launcher": "# launcher\n", "client_keys": ["client-a", "client-b"],
-            "admin_keys": ["admin-a"], "open_front_door": False, "tls_cert": "", "tls_key": "", "tls_ca": ""}
+            "config_dir": "/etc/llmops/pd_proxy", "launcher": "# launcher\n", "client_keys": [CLIENT_A, CLIENT_B],
+            "admin_keys": [ADMIN_A], "open_front_door": False, "tls_cert": "", "tls_key": "", "tls_ca": ""}
     base.update(extra)
     return base
 
@@ -51,7 +52,7 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
     assert fields["env"]["LLMOPS_FRONT_DOOR_UPSTREAM"] == "/up/proxy.py"
     assert {fields["env"][n] for n in ("LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS", "OPENAI_API_KEY")} == {"<secret>"}
     text = json.dumps(fields)
-    assert PLANTED not in text and "client-a" not in text and "admin-a" not in text
+    assert PLANTED not in text and CLIENT_A not in text and ADMIN_A not in text
     assert json.loads(fields["files"]["/etc/llmops/pd_proxy/instances.json"]) == {
         "prefill": ["192.0.2.41:9000"], "decode": ["192.0.2.43:9900", "192.0.2.43:9901"]}
     assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
@@ -62,14 +63,14 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
                               "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],
                                        "files": ["/etc/llmops/pd_proxy/instances.json"]}}
     # deploy puts the values in from the host's variables: the keys one per line
-    sources = dict(ENGINE_KEY, front_door={"client_keys": ["client-a", "client-b"], "admin_keys": ["admin-a"]})
+    sources = dict(ENGINE_KEY, front_door={"client_keys": [CLIENT_A, CLIENT_B], "admin_keys": [ADMIN_A]})
     assert launch.secret_values(fields["secret_env"], sources) == {
-        "OPENAI_API_KEY": PLANTED, "LLMOPS_FRONT_DOOR_KEYS": "client-a\nclient-b", "LLMOPS_FRONT_DOOR_ADMIN_KEYS": "admin-a"}
+        "OPENAI_API_KEY": PLANTED, "LLMOPS_FRONT_DOOR_KEYS": CLIENT_A + "\n" + CLIENT_B, "LLMOPS_FRONT_DOOR_ADMIN_KEYS": ADMIN_A}
 
 
 def test_a_rotated_key_changes_the_digest_and_tls_serves_https_from_mounted_files():
     before = front_door.proxy_fields(settings(), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
-    after = front_door.proxy_fields(settings(client_keys=["client-b"]), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
+    after = front_door.proxy_fields(settings(client_keys=[CLIENT_B]), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
     assert before != after  # the proxy restarts with the new list
     fields = front_door.proxy_fields(settings(tls_cert="/etc/pki/fd.crt", tls_key="/etc/pki/fd.key", tls_ca="/etc/pki/ca.crt"),
                                      ENDPOINTS, ENGINE_KEY, "pd_a2")
@@ -79,19 +80,23 @@ def test_a_rotated_key_changes_the_digest_and_tls_serves_https_from_mounted_file
     assert fields["meta"]["tls"] and fields["meta"]["api_url"].startswith("https://")
 
 
-def test_without_any_key_the_front_door_is_open_and_holds_no_secret():
-    fields = front_door.proxy_fields(settings(client_keys=[], admin_keys=[]), ENDPOINTS, {"secret_env": {}}, "lab")
-    assert fields["secret_env"] is None and fields["meta"]["client_auth"] is False
+def test_an_open_front_door_holds_only_its_admin_key():
+    fields = front_door.proxy_fields(settings(client_keys=[], open_front_door=True), ENDPOINTS, {"secret_env": {}}, "lab")
+    assert fields["secret_env"]["names"] == ["LLMOPS_FRONT_DOOR_ADMIN_KEYS"] and fields["meta"]["client_auth"] is False
     assert "LLMOPS_FRONT_DOOR_KEYS" not in fields["env"]
 
 
 @pytest.mark.parametrize("extra, sources, message", [
-    ({"client_keys": []}, ENGINE_KEY, r"the engines have an API key .* pd_proxy_client_keys is empty.*pd_proxy_open_front_door: true"),
-    ({"client_keys": ["ok", ""]}, ENGINE_KEY, r"pd_proxy_client_keys\[1\] is empty"),
+    ({"client_keys": []}, ENGINE_KEY, r"the PD proxy, the cluster.s front door, would serve anyone: .*pd_proxy_open_front_door: true"),
+    ({"client_keys": []}, {"secret_env": {}}, r"the PD proxy, .*would serve anyone: pd_proxy_client_keys is empty"),  # engine key or not
+    ({"admin_keys": []}, ENGINE_KEY, r"the front door has no admin key, .*pd_proxy_admin_key_file"),
+    ({"client_keys": [CLIENT_A, ""]}, ENGINE_KEY, r"pd_proxy_client_keys\[1\] is empty"),
+    ({"client_keys": [CLIENT_A, "engine-key-4711"]}, ENGINE_KEY, r"pd_proxy_client_keys\[1\] is a key of about 91 bits, below the 128"),
+    ({"admin_keys": ["ab" * 32]}, ENGINE_KEY, r"pd_proxy_admin_keys\[0\] is a key of about 8 bits"),
     ({"admin_keys": [" padded"]}, ENGINE_KEY, r"pd_proxy_admin_keys\[0\] has spaces or line breaks"),
     ({"client_keys": [PLANTED]}, ENGINE_KEY, r"pd_proxy_client_keys\[0\] is the engines' VLLM_API_KEY"),
     ({"admin_keys": [PLANTED]}, ENGINE_KEY, r"pd_proxy_admin_keys\[0\] is the engines' VLLM_API_KEY"),
-    ({"admin_keys": ["client-a"]}, ENGINE_KEY, r"a key is in both pd_proxy_client_keys and pd_proxy_admin_keys"),
+    ({"admin_keys": [CLIENT_A]}, ENGINE_KEY, r"a key is in both pd_proxy_client_keys and pd_proxy_admin_keys"),
     ({"client_keys": "one-key"}, ENGINE_KEY, r"pd_proxy_client_keys must be a list of keys, not str"),
     ({"tls_cert": "/c.pem"}, ENGINE_KEY, r"pd_proxy_tls_cert and pd_proxy_tls_key go together \(pd_proxy_tls_cert is set"),
     ({}, {"role_env": {"decode": {"VLLM_API_KEY": "k1"}, "prefill": {"VLLM_API_KEY": "k2"}}},

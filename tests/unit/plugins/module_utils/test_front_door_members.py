@@ -25,7 +25,7 @@ from test_instances import ENGINE, two_p_two_d  # noqa: E402  pylint: disable=wr
 from test_rollout import states  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "address": "192.0.2.41", "config_dir": "/etc/llmops/pd_proxy",
-            "launcher": "# launcher\n", "client_keys": [], "admin_keys": [], "open_front_door": True, "tls_cert": "",
+            "launcher": "# launcher\n", "client_keys": [], "admin_keys": ["admin-5d0e2b7c9f41aa3c8e1f07b2"], "open_front_door": True, "tls_cert": "",
             "tls_key": "", "tls_ca": ""}
 
 
@@ -72,8 +72,10 @@ def test_a_rolled_instance_is_taken_out_drained_and_put_back_while_the_other_ser
     changed = {s["name"]: ["image: img:0 -> img:1"] for s in engines if s["meta"]["instance"] == "decode-b"}
     plan = rollout.launch_steps(states(specs, dict.fromkeys(changed, "changed"), changes=changed), specs,
                                 sorted({s["wave"] for s in specs}))
-    assert {k: v for k, v in plan["front_door"].items() if k != "members"} == {
-        "host": "pd_a2_p0", "url": "http://192.0.2.41:8081", "ca": "", "secret_env": None}
+    door = plan["front_door"]
+    assert {k: v for k, v in door.items() if k not in ("members", "secret_env")} == {
+        "host": "pd_a2_p0", "url": "http://192.0.2.41:8081", "ca": ""}
+    assert door["secret_env"]["sources"] == {"LLMOPS_FRONT_DOOR_ADMIN_KEYS": ["front_door", "admin_keys"]}  # its admin key
     (step,) = [s for s in plan["steps"] if s["start"]]
     assert step["rolling"] and step["out"] == {"prefill": [], "decode": ["192.0.2.53:%d" % p for p in range(9900, 9904)]
                                                + ["192.0.2.54:%d" % p for p in range(9900, 9904)]}

@@ -14,7 +14,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
-PLANTED = "s3cr3t-planted-4711"
+PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough (_key_strength), and findable in any output
 
 
 def _engine(**extra):
@@ -42,7 +42,7 @@ def test_secret_values_appear_in_no_spec_and_are_named():
 def test_a_changed_secret_changes_the_spec_hash():
     plan = plan_cluster(seeds.pd_a2())
     before = launch.engine_specs(plan, _engine())[0]
-    after = launch.engine_specs(plan, _engine(secret_env={"VLLM_API_KEY": "rotated"}))[0]
+    after = launch.engine_specs(plan, _engine(secret_env={"VLLM_API_KEY": "rotated-" + PLANTED}))[0]
     same = launch.engine_specs(plan, _engine())[0]
     assert launch.spec_hash(before) == launch.spec_hash(same)
     assert launch.spec_hash(before) != launch.spec_hash(after)

@@ -24,7 +24,7 @@ import os
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
-from ansible_collections.llmops.inference.plugins.module_utils._files import read_text
+from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
 
 FRONT_DOOR_OWNER = "pd_proxy"
 # The table's comment: the digest of its rules, written by ruleset() and read back by status and the look.
@@ -51,6 +51,20 @@ def found_on_host(module, table, path, text=None):
             holds = False
         found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and holds)
     return found
+
+
+def load(module, path: str, text: str) -> str | None:
+    """Writes the host's rules file (0644) and loads it with ``nft -f``, one transaction that replaces the collection's
+    table only (the host_firewall role's apply, for a host where nothing of the cluster runs yet: in the call of its
+    first start, before any container of it listens). Returns what failed, or None."""
+    nft = module.get_bin_path("nft")
+    if not nft:
+        return ("host_firewall_enabled is true but nft is not installed. Fix: install Debian's nftables package "
+                "(apt-get install nftables).")
+    write_text(path, text)
+    module.set_mode_if_different(path, "0644", False)
+    rc, _out, err = commands.run(module, [nft, "-f", path])
+    return None if rc == 0 else "nft -f %s failed: %s" % (path, err.strip()[-600:])
 
 
 def loaded_digest(text):

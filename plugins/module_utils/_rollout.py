@@ -166,11 +166,12 @@ def launch_steps(states, specs, waves, machines=None):
     planned spec (members: the plan's, by role), else None, "idle": the run has nothing to do (no step, nothing to retire,
     no config file to rewrite, the front door lists the plan's members, as its host's look read them), "door_unplanned":
     the running front door may list members the plan does not have, "before_steps": {host: whether it has a config
-    file to rewrite that no step's start writes, a container to retire or front door members to take out first}}. A
+    file to rewrite that no step's start writes, a container to retire or front door members to take out first},
+    "firewall_in_step": the hosts whose firewall table the call of their first step loads}. A
     step's stop / start / restart / wait list container names; its ``hosts`` says the same per host ({host: {"stop",
     "start", "restart", "wait"}}, with ``"first": True`` in a host's first step that starts anything there, which makes
-    the directories the cluster's components need, and ``"files": True`` when that step writes the host's config
-    files), which is what each host acts on; ``out`` the front door members taken out before it
+    the directories the cluster's components need, ``"files": True`` when that step writes the host's config
+    files and ``"firewall": True`` when it loads the host's firewall table), which is what each host acts on; ``out`` the front door members taken out before it
     starts and put back after ({role: [member]}, empty when none), ``drain`` the /metrics URLs waited for before it starts. A
     wave's first step starts whatever must start and waits for the whole wave but the groups to roll; each rolled
     group then gets a step of its own, which waits for it.
@@ -249,9 +250,10 @@ def launch_steps(states, specs, waves, machines=None):
     _drop_idle_tail(steps)
     lines += [outage["text"] for outage in outages]
     unplanned = _door_unplanned(states, door)
+    before = _before_steps(states, steps, retire, unplanned)  # marks each host's first step (first, files, firewall)
     return {"steps": steps, "why": why, "lines": lines, "outages": outages, "retire": retire, "front_door": door,
-            "idle": not steps and not retire and _settled(states, door), "door_unplanned": unplanned,
-            "before_steps": _before_steps(states, steps, retire, unplanned)}
+            "idle": not steps and not retire and _settled(states, door), "door_unplanned": unplanned, "before_steps": before,
+            "firewall_in_step": sorted(host for step in steps for host, mine in step["hosts"].items() if mine.get("firewall"))}
 
 
 def _before_steps(states, steps, retire, unplanned):
@@ -271,8 +273,19 @@ def _before_steps(states, steps, retire, unplanned):
         to_write = bool((state or {}).get("changed_files"))
         if to_write and not early and first is not None:
             first["files"] = True
+        if first is not None and not early and _fenced_by_first_start(state):
+            first["firewall"] = True
         before[host] = early or (to_write and first is None)
     return before
+
+
+def _fenced_by_first_start(state):
+    """Whether a host's firewall table, not loaded as planned, is loaded by the call of its first step that starts
+    anything (``firewall`` in that step's ``hosts`` entry) rather than by the host_firewall role before the steps: when
+    nothing of the cluster runs there, no port of the cluster listens before that call (the role's four calls to the
+    host cost a first deploy 5-10 s on the path to serving)."""
+    state = state or {}
+    return (state.get("firewall") or {}).get("current") is False and not state.get("running")
 
 
 def _door_unplanned(states, door):

@@ -72,6 +72,22 @@ options:
         hands them to a host's first step that starts anything there, rather than spend a round of its own on them.
     type: dict
     default: {}
+  firewall:
+    description:
+      - The host firewall's rules file and its content (C(file), C(text)), written and loaded with C(nft -f) before
+        anything else of the call, as the host_firewall role's apply does. The deploy hands them to the first step of a
+        host where nothing of the cluster ran when it looked (no port of the cluster listens there before that step),
+        rather than spend that role's four calls to the host on the path to serving. Not loaded in check mode.
+    type: dict
+    suboptions:
+      file:
+        description: The rules file (absolute).
+        type: path
+        required: true
+      text:
+        description: The rules, as plan mode renders them.
+        type: str
+        required: true
 """
 
 EXAMPLES = r"""
@@ -97,6 +113,10 @@ changed_files:
   returned: always
   type: list
   elements: str
+firewall_loaded:
+  description: Whether O(firewall) was written and loaded (or would be, in check mode).
+  returned: always
+  type: bool
 """
 
 import os
@@ -105,6 +125,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
+from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
 from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed
 
@@ -135,10 +156,15 @@ def main():
             files=dict(type="dict", default={}),
             absent=dict(type="list", elements="str", default=[]),
             dirs=dict(type="list", elements="str", default=[]),
+            firewall=dict(type="dict", options=dict(file=dict(type="path", required=True), text=dict(type="str", required=True))),
         ),
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
+    rules = module.params["firewall"]
+    failed = None if module.check_mode or not rules else firewall.load(module, rules["file"], rules["text"])
+    if failed:
+        module.fail_json(msg="the host firewall was not loaded, so nothing was started: " + failed)
     made_dirs = make_dirs(module, module.params["dirs"], "0755")
     changed_files, _diffs = write_changed(module, module.params["files"], "0644")
     containers = module.params["containers"]
@@ -150,13 +176,14 @@ def main():
     actions = {c["name"]: docker_run.action(c.get("labels") or {}, current.get(c["name"]), c["name"] in restart) for c in containers}
     todo = [c for c in containers if actions[c["name"]] != "none"]
     if module.check_mode or not todo:
-        module.exit_json(changed=bool(todo or changed_files or made_dirs), actions=actions, changed_files=changed_files,
-                         made_dirs=made_dirs)
+        module.exit_json(changed=bool(todo or changed_files or made_dirs or rules), actions=actions, changed_files=changed_files,
+                         made_dirs=made_dirs, firewall_loaded=bool(rules))
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         failures = [f for f in pool.map(lambda c: act(docker, c, actions[c["name"]], module.params["stop_timeout"]), todo) if f]
     if failures:
-        module.fail_json(msg="; ".join(failures), actions=actions, changed_files=changed_files, made_dirs=made_dirs)
-    module.exit_json(changed=True, actions=actions, changed_files=changed_files, made_dirs=made_dirs)
+        module.fail_json(msg="; ".join(failures), actions=actions, changed_files=changed_files, made_dirs=made_dirs,
+                         firewall_loaded=bool(rules))
+    module.exit_json(changed=True, actions=actions, changed_files=changed_files, made_dirs=made_dirs, firewall_loaded=bool(rules))
 
 
 if __name__ == "__main__":

@@ -227,3 +227,25 @@ def test_a_hosts_changed_config_files_are_written_by_its_first_step_that_starts_
     retiring = dict(first, **{proxy_host: dict(first[proxy_host], extra=["vllm-old"])})
     plan = rollout.launch_steps(retiring, specs, waves)
     assert plan["before_steps"][proxy_host] and not any(mine.get("files") for step in plan["steps"] for mine in step["hosts"].values())
+
+
+def test_a_hosts_firewall_is_loaded_by_its_first_start_only_where_nothing_of_the_cluster_runs():
+    specs, waves = cluster(seeds.pd_a2())
+    hosts = sorted({s["host"] for s in specs})
+    stale = {"nft": "/usr/sbin/nft", "loaded": False, "file": False, "current": False}
+    # a first deploy: no table anywhere and nothing runs, so each host's first start loads its table, in that call
+    first = {host: {"status": {s["name"]: "missing" for s in specs if s["host"] == host}, "firewall": dict(stale)} for host in hosts}
+    plan = rollout.launch_steps(first, specs, waves)
+    assert plan["firewall_in_step"] == hosts
+    loading = sorted(host for step in plan["steps"] for host, mine in step["hosts"].items() if mine.get("firewall"))
+    assert loading == hosts and all(mine.get("first") for step in plan["steps"] for mine in step["hosts"].values() if mine.get("firewall"))
+    # a running cluster whose table changed: the ports listen already, so the role loads it before any step
+    running = states(specs, restart=["proxy"])
+    for host in hosts:
+        running[host]["firewall"] = dict(stale, loaded=True, file=True)
+    plan = rollout.launch_steps(running, specs, waves)
+    assert plan["firewall_in_step"] == [] and not any(mine.get("firewall") for step in plan["steps"] for mine in step["hosts"].values())
+    # a table as planned, or no firewall planned (no "current"): nothing to load anywhere
+    for found in ({"loaded": True, "file": True, "current": True}, {"loaded": False, "file": False}):
+        as_planned = {host: dict(first[host], firewall=found) for host in hosts}
+        assert rollout.launch_steps(as_planned, specs, waves)["firewall_in_step"] == []

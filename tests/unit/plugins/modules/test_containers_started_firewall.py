@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""containers_started firewall: a host's first start loads its firewall table before any container acts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.llmops.inference.plugins.modules import containers_started
+
+RULES = "table inet llmops_lab\ndelete table inet llmops_lab\ntable inet llmops_lab {\n}\n"
+
+
+@pytest.fixture
+def tools(tmp_path, monkeypatch):
+    """A docker that records its calls and an nft that records its own, failing when NFT_FAILS is set."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    for name, body in (("docker", 'echo "docker $*" >> %s\n' % calls),
+                       ("nft", 'echo "nft $*" >> %s\n[ -z "$NFT_FAILS" ] || { echo "syntax error" >&2; exit 1; }\n' % calls)):
+        (bin_dir / name).write_text("#!/bin/sh\n" + body)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return calls
+
+
+def _start(capsys, firewall, check=False):
+    args = {"cluster": "lab", "containers": [], "firewall": firewall, "_ansible_check_mode": check}
+    with patch_module_args(args), pytest.raises(SystemExit):
+        containers_started.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_rules_file_is_written_then_loaded_in_one_nft_transaction(capsys, tmp_path, tools):
+    path = tmp_path / "etc" / "llmops_lab.nft"
+    result = _start(capsys, {"file": str(path), "text": RULES})
+    assert result["changed"] and result["firewall_loaded"]
+    assert path.read_text() == RULES and oct(path.stat().st_mode & 0o777) == "0o644"
+    assert tools.read_text().splitlines()[0] == "nft -f %s" % path  # before docker is asked anything
+
+
+def test_a_table_nft_refuses_stops_the_start_and_says_why(capsys, tmp_path, tools, monkeypatch):
+    monkeypatch.setenv("NFT_FAILS", "1")
+    result = _start(capsys, {"file": str(tmp_path / "llmops_lab.nft"), "text": RULES})
+    assert result["failed"] and "the host firewall was not loaded, so nothing was started" in result["msg"]
+    assert "syntax error" in result["msg"]
+    assert not any(line.startswith("docker") for line in tools.read_text().splitlines())
+
+
+def test_check_mode_loads_nothing(capsys, tmp_path, tools):
+    path = tmp_path / "llmops_lab.nft"
+    result = _start(capsys, {"file": str(path), "text": RULES}, check=True)
+    assert not path.exists() and not any(line.startswith("nft") for line in tools.read_text().splitlines())

@@ -31,8 +31,9 @@ declare -A command=(
   [sanity]="bash scripts/sanity.sh"
   [benchmark]="python benchmarks/plan_speed.py"
   [benchmark-plan-scale]="python benchmarks/plan_scale.py"
-  # the front door's launcher around the real proxy in the engine image: TLS, workers, the manager file's mode
-  [front-door]="python -m pytest -q -p no:cacheprovider tests/integration/test_front_door_launcher.py"
+  # the front door's launcher around the real proxy in the engine image: TLS, workers, the manager file's mode; and the
+  # host firewall's default-deny by real nftables in network namespaces of a node container, IPv4 and IPv6
+  [front-door]="python -m pytest -q -p no:cacheprovider tests/integration/test_front_door_launcher.py tests/integration/test_firewall_netns.py"
   # the real proxy alone and behind the front door's key check, in the engine image on its loopback
   [benchmark-front-door]="python benchmarks/front_door.py"
   # Deploy mode for real: a Docker engine, the harness images, then clusters on harness nodes.

@@ -1,19 +1,22 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Host firewall rules from the plan: the ports the plan binds on a host accept only the cluster's hosts.
+"""Host firewall rules from the plan: default-deny, each host answering only what the cluster needs.
 
-The plan knows every port it gives a process (``plan["ports"]``: engine APIs, DP RPC, HCCL host socket
-ranges, Mooncake and NIXL side channels, lookup RPC, the pool services' and the proxy's ports). For each
-host this renders one nftables table of the collection's own (``inet llmops_<cluster>``), loaded atomically
-by ``nft -f``, which other owners' tables never see:
-- the front door (the PD proxy's port) accepts the client networks and the cluster's hosts;
-- ports that serve /metrics (engine APIs, the pool services' metrics ports) also accept the monitoring
-  networks;
-- every other planned port accepts the cluster's hosts only, and loopback everything;
-- a planned port refuses anyone else with a TCP reset; ports the plan does not know are left alone (the
-  chain's policy is accept), so SSH and other services keep working.
-The table's comment carries a digest of its rules: status and deploy compare it with what is loaded.
+For each host this renders one nftables table of the collection's own (``inet llmops_<cluster>``), loaded
+atomically by ``nft -f``, which other owners' tables never see. Its input chain accepts, in order:
+- loopback, replies to connections the host made (ct established), ICMP and ICMPv6 (path MTU, IPv6 neighbour
+  discovery) and DHCP client leases;
+- SSH (``ssh_ports``: Ansible's own way in);
+- the front door (the PD proxy's port) from the client networks, and the ports that serve /metrics (engine APIs,
+  the pool services' metrics ports) from the monitoring networks;
+- anything from the cluster's hosts: the ports the plan binds (``plan["ports"]``: engine APIs, DP RPC, HCCL host
+  socket ranges, Mooncake and NIXL side channels, lookup RPC, the pool services') and the ones vLLM picks at run time
+  (engine-core and DP coordinator sockets, torch.distributed, transfer-engine handshakes), which vLLM's security
+  guide keeps to an isolated network;
+- the operator's own services (``open_ports``), from the networks named with them;
+and refuses everything else, IPv4 and IPv6: TCP with a reset, the rest with ICMP administratively prohibited. The
+table's comment carries a digest of its rules: status and deploy compare it with what is loaded.
 """
 
 from __future__ import annotations
@@ -108,6 +111,43 @@ def _serves_metrics(entry):
     return entry["owner"].endswith(" API") or entry["variable"].endswith("metrics_port")
 
 
+def _port_range(value, where, cluster):
+    """A port or "low-high" as nft writes it; ValueError naming ``where`` otherwise."""
+    text = str(value)
+    parts = text.split("-")
+    if len(parts) > 2 or not all(part.isdigit() and 0 < int(part) < 65536 for part in parts) or int(parts[0]) > int(parts[-1]):
+        raise ValueError("cluster %s: %s has port %r, which is not a port (1-65535) or a range low-high. Fix: correct it."
+                         % (cluster, where, value))
+    return text
+
+
+def _open_ports(entries, cluster):
+    """The operator's own services: [(protocol, port, networks)]."""
+    found = []
+    for index, entry in enumerate(entries or []):
+        where = "host_firewall_open_ports[%d]" % index
+        if not isinstance(entry, dict) or "port" not in entry or not entry.get("networks"):
+            raise ValueError("cluster %s: %s is %r; each entry needs a port and the networks it is open to (e.g. "
+                             "{port: 9100, networks: [203.0.113.0/24]}). Fix: correct it." % (cluster, where, entry))
+        protocol = entry.get("protocol", "tcp")
+        if protocol not in ("tcp", "udp"):
+            raise ValueError("cluster %s: %s has protocol %r. Fix: tcp or udp." % (cluster, where, protocol))
+        found.append((protocol, _port_range(entry["port"], where, cluster), _networks(entry["networks"], where + ".networks", cluster)))
+    return found
+
+
+def _ssh_ports(settings, cluster):
+    """The SSH ports every host answers on; ValueError when Ansible reaches a host on a port that is not one of them
+    (the firewall would lock Ansible out of it)."""
+    ports = [_port_range(port, "host_firewall_ssh_ports", cluster) for port in settings.get("ssh_ports", [22])]
+    for host, port in sorted((settings.get("ansible_ports") or {}).items()):
+        if port is not None and str(port) not in ports:
+            raise ValueError("host %s: ansible_port is %s, which host_firewall_ssh_ports (%s) does not open, so the firewall "
+                             "would lock Ansible out of the host. Fix: add %s to host_firewall_ssh_ports."
+                             % (host, port, ", ".join(ports) or "none", port))
+    return ports
+
+
 def check_settings(settings, has_front_door, cluster):
     """The settings' networks; ValueError naming the variable when they would not work."""
     clients = _networks(settings.get("client_networks"), "host_firewall_client_networks", cluster)
@@ -121,6 +161,24 @@ def check_settings(settings, has_front_door, cluster):
     return clients, monitoring, extra
 
 
+def _chain(front, metrics, ssh, operators):
+    """The input chain's rules, in the order they are matched."""
+    rules = ['    iif "lo" accept',
+             "    ct state established,related accept",  # replies to what the host asked (DNS, image pulls, apt)
+             "    meta l4proto { icmp, ipv6-icmp } accept",  # path MTU discovery; IPv6 neighbour discovery needs ICMPv6
+             "    udp dport { 68, 546 } accept",  # DHCP (v4, v6) client leases of hosts that are given their address
+             "    tcp dport { %s } accept" % ", ".join(ssh)]
+    if front:
+        rules.append("    tcp dport { %s } ip saddr @client_networks accept" % ", ".join(front))
+    if metrics:
+        rules.append("    tcp dport { %s } ip saddr @monitoring_networks accept" % ", ".join(metrics))
+    # every port from the cluster's hosts: the planned ones and those vLLM picks at run time
+    rules.append("    ip saddr @cluster_hosts accept")
+    rules += ["    %s dport %s ip saddr { %s } accept" % (protocol, port, ", ".join(networks)) for protocol, port, networks in operators]
+    rules += ["    meta l4proto tcp counter reject with tcp reset", "    counter reject with icmpx type admin-prohibited"]
+    return ["  chain input {", "    type filter hook input priority filter - 1; policy accept;"] + rules + ["  }"]
+
+
 def ruleset(plan, host, settings):
     """{"table", "digest", "text", "ports"} of one host's nftables table (``nft -f`` input)."""
     cluster = plan["cluster"]
@@ -129,6 +187,8 @@ def ruleset(plan, host, settings):
                for e in ports if e["space"] == "host"]
     has_front_door = any(e["owner"] == FRONT_DOOR_OWNER for ports in (plan.get("ports") or {}).values() for e in ports)
     clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
+    ssh = _ssh_ports(settings, cluster)
+    operators = _open_ports(settings.get("open_ports"), cluster)
     nodes = sorted({str(ipaddress.ip_address(a)) for a in address.values()}, key=ipaddress.ip_address)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
     front = _ranges([e for e in entries if e["owner"] == FRONT_DOOR_OWNER])
@@ -139,16 +199,7 @@ def ruleset(plan, host, settings):
     for set_name, networks in (("client_networks", clients), ("monitoring_networks", monitoring)):
         elements = " elements = { %s }" % ", ".join(networks) if networks else ""
         body.append("  set %s { type ipv4_addr; flags interval;%s }" % (set_name, elements))
-    rules = ['    iif "lo" accept']
-    if front:
-        rules.append("    tcp dport { %s } ip saddr @client_networks accept" % ", ".join(front))
-    if metrics:
-        rules.append("    tcp dport { %s } ip saddr @monitoring_networks accept" % ", ".join(metrics))
-    if planned:
-        rules.append("    tcp dport { %s } ip saddr @cluster_hosts accept" % ", ".join(planned))
-        rules.append("    tcp dport { %s } counter reject with tcp reset" % ", ".join(planned))
-    chain = ["  chain input {", "    type filter hook input priority filter - 1; policy accept;"] + rules + ["  }"]
-    inner = "\n".join(body + chain)
+    inner = "\n".join(body + _chain(front, metrics, ssh, operators))
     digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
     text = "\n".join([
         # named by the machine: inventory hosts sharing one (two instances on a server) write the same table
@@ -157,7 +208,7 @@ def ruleset(plan, host, settings):
         "table inet %s" % name, "delete table inet %s" % name,
         "table inet %s {" % name, "  " + DIGEST_COMMENT % digest, inner, "}", ""])
     return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,
-            "cluster_hosts": members}
+            "cluster_hosts": members, "ssh": ssh}
 
 
 def rulesets(plan, settings):

@@ -575,6 +575,8 @@ FIREWALL = {"host_firewall_enabled": True, "host_firewall_client_networks": [ATT
 # channel, D0's first decode API; and the front door, which the client network may.
 INTERNAL = ["10.213.7.41:9081", "10.213.7.41:12321", "10.213.7.41:30000", "10.213.7.43:9900"]
 FRONT_DOOR = "10.213.7.41:8081"
+# a port no plan names, as vLLM picks at run time (engine-core, DP coordinator, torch.distributed): a listener of the test's
+RUNTIME = "10.213.7.41:47000"
 
 
 def tables(node):
@@ -602,13 +604,15 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
                       pd_proxy_client_keys=CLIENT_KEYS[1:], pd_proxy_admin_keys=[ADMIN_KEY], vllm_engine_image="llmops-engine:rolled")
     on = ("-e", json.dumps(everything))
     node_exec("llmops-pd-a2-p0", "nft", "add", "table", "inet", "other_owner")  # someone else's rules
-    before = tcp_from("attacker", INTERNAL + [FRONT_DOOR])
+    node_exec("llmops-pd-a2-p0", "sh", "-c", "setsid python3 -m http.server %s </dev/null >/dev/null 2>&1 &" % RUNTIME.split(":")[1])
+    before = tcp_from("attacker", INTERNAL + [FRONT_DOOR, RUNTIME])
     assert set(before.values()) == {"refused"}, before  # the default firewall: the attacker is no client network yet
     result = deploy(*on)
     assert all(recap_changed(result.output)[host] > 0 for host in NODES)  # every host loaded its table
-    outside, inside = tcp_from("attacker", INTERNAL + [FRONT_DOOR]), tcp_from("llmops-pd-a2-p1", INTERNAL + [FRONT_DOOR])
+    outside, inside = tcp_from("attacker", INTERNAL + [FRONT_DOOR, RUNTIME]), tcp_from("llmops-pd-a2-p1", INTERNAL + [FRONT_DOOR, RUNTIME])
     print("from the attacker: %s; from pd_a2_p1: %s" % (outside, inside))
-    assert {a: outside[a] for a in INTERNAL} == dict.fromkeys(INTERNAL, "refused") and outside[FRONT_DOOR] == "connected"
+    # default-deny: the run-time port too is the cluster's alone
+    assert {a: outside[a] for a in INTERNAL + [RUNTIME]} == dict.fromkeys(INTERNAL + [RUNTIME], "refused") and outside[FRONT_DOOR] == "connected"
     assert set(inside.values()) == {"connected"}
     assert "llmops_pd_a2" in tables("llmops-pd-a2-d1") and "other_owner" in tables("llmops-pd-a2-p0")
     assert secure_completion(context, "behind everything")
@@ -647,6 +651,7 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     assert tcp_from("attacker", INTERNAL) == dict.fromkeys(INTERNAL, "refused")
     assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *back, check=False).returncode == 0
     assert status(*back).returncode == 0
+    node_exec("llmops-pd-a2-p0", "pkill", "-f", "http.server " + RUNTIME.split(":")[1])
 
 
 @pytest.mark.parametrize("confirmation", [[], ["-e", "llmops_confirm_teardown=pd_pool_a2"]])

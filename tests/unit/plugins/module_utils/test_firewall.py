@@ -28,11 +28,13 @@ def test_every_planned_port_of_a_host_accepts_the_cluster_and_refuses_the_rest()
     text = p0["text"]
     assert "tcp dport { 8081 } ip saddr @client_networks accept" in text
     assert "tcp dport { 9081 } ip saddr @monitoring_networks accept" in text
-    ports = ", ".join(p0["ports"])
-    assert "tcp dport { %s } ip saddr @cluster_hosts accept" % ports in text
-    assert "tcp dport { %s } counter reject with tcp reset" % ports in text
+    assert "    ip saddr @cluster_hosts accept" in text  # every port: the planned ones and those vLLM picks at run time
+    assert "tcp dport { 22 } accept" in text and p0["ssh"] == ["22"]
+    # default-deny: whatever was not accepted above is refused, IPv6 too (the client and cluster sets are IPv4)
+    chain = text[text.index("chain input"):].splitlines()
+    assert chain[-4:-1] == ["    meta l4proto tcp counter reject with tcp reset", "    counter reject with icmpx type admin-prohibited", "  }"]
     assert text.index("@cluster_hosts accept") < text.index("reject")  # accepts first, then the refusal
-    assert "policy accept;" in text and 'iif "lo" accept' in text  # ports the plan does not know are left alone
+    assert 'iif "lo" accept' in text and "ct state established,related accept" in text
     assert 'comment "llmops %s"' % p0["digest"] in text and "delete table inet llmops_pd_a2" in text
     d0 = rules["pd_a2_d0"]
     assert d0["front_door"] == [] and "@client_networks accept" not in d0["text"]  # no front door on a decode node
@@ -88,6 +90,29 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
     # without the planned text (preflight, or the firewall off) there is no such verdict
     monkeypatch.setattr(firewall.commands, "run", _nft(None))
     assert "current" not in firewall.found_on_host(_Host(), "llmops_pd_a2", str(path))
+
+
+def test_the_operators_own_services_open_to_the_networks_named_with_them():
+    plan = plan_cluster(seeds.pd_a2())
+    opened = [{"port": 9100, "networks": ["203.0.113.0/24"]}, {"port": "5000-5002", "protocol": "udp", "networks": ["192.0.2.200"]}]
+    text = firewall.ruleset(plan, "pd_a2_d0", dict(SETTINGS, open_ports=opened, ssh_ports=[22, 2222]))["text"]
+    assert "tcp dport 9100 ip saddr { 203.0.113.0/24 } accept" in text
+    assert "udp dport 5000-5002 ip saddr { 192.0.2.200/32 } accept" in text
+    assert "tcp dport { 22, 2222 } accept" in text
+    assert text.index("udp dport 5000-5002") < text.index("reject")
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"ansible_ports": {"pd_a2_d0": 2222, "pd_a2_p0": None}}, r"host pd_a2_d0: ansible_port is 2222, which host_firewall_ssh_ports "
+     r"\(22\) does not open, so the firewall would lock Ansible out of the host. Fix: add 2222 to host_firewall_ssh_ports"),
+    ({"ssh_ports": ["ssh"]}, r"cluster pd_a2: host_firewall_ssh_ports has port 'ssh', which is not a port"),
+    ({"open_ports": [{"port": 9100}]}, r"cluster pd_a2: host_firewall_open_ports\[0\] is .*needs a port and the networks"),
+    ({"open_ports": [{"port": 70000, "networks": ["203.0.113.0/24"]}]}, r"host_firewall_open_ports\[0\] has port 70000"),
+    ({"open_ports": [{"port": 53, "protocol": "sctp", "networks": ["203.0.113.0/24"]}]}, r"has protocol 'sctp'. Fix: tcp or udp"),
+])
+def test_a_setting_that_would_lock_ansible_out_or_open_nothing_is_refused(settings, message):
+    with pytest.raises(ValueError, match=message):
+        firewall.rulesets(plan_cluster(seeds.pd_a2()), dict(SETTINGS, **settings))
 
 
 @pytest.mark.parametrize("settings, message", [

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host firewall's default-deny, proven by real nftables over IPv4 and IPv6: pd_a2's front door host's table,
+rendered by the planner with its addresses moved onto a veth pair, loaded in a network namespace that
+tests/harness/firewall_netns.py makes in a throwaway node container with network admin rights, and probed from a second namespace
+by a cluster host, a client, the monitoring, an outsider and an IPv6 outsider. Needs Docker and the harness images."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "plugins" / "module_utils"))
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+
+from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall  # noqa: E402
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster  # noqa: E402
+
+HOST, HOST6 = "10.99.0.1", "fd00:99::1"
+PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6 = "10.99.0.2", "10.99.0.3", "10.99.0.4", "10.99.0.5", "fd00:99::5"
+# pd_a2_p0's ports: SSH, the front door, the prefill API (serves /metrics), DP RPC and the Mooncake side channel
+# (planned, the cluster's), and 47000, a port vLLM could pick at run time (engine-core, torch.distributed)
+SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME = 22, 8081, 9081, 12321, 30000, 47000
+PORTS = [SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME]
+
+
+def rules():
+    cluster = seeds.pd_a2()
+    for node, address in zip(cluster["nodes"], [HOST, PEER, "10.99.0.12", "10.99.0.13"]):
+        node["address"] = address
+    settings = {"client_networks": [CLIENT], "monitoring_networks": [MONITORING]}
+    return firewall.ruleset(plan_cluster(cluster), "pd_a2_p0", settings)
+
+
+def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_plan_opens_to_them(tmp_path):
+    table = rules()
+    spans = [tuple(int(part) for part in span.split("-")) for span in table["ports"]]
+    planned = {port for port in PORTS if any(span[0] <= port <= span[-1] for span in spans)}
+    assert planned == {FRONT_DOOR, API, DP_RPC, KV}  # SSH and the run-time port are no port of the plan
+    (tmp_path / "rules.nft").write_text(table["text"])
+    probes = ["%s,%d" % (source, port) for source in (PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6) for port in PORTS]
+    run = subprocess.run(
+        # NET_ADMIN and SYS_ADMIN for the namespaces and nftables (--privileged is refused here: HARNESS_NOTES)
+        ["docker", "run", "--rm", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
+         "--security-opt", "apparmor=unconfined", "--network", "none", "--label", "llmops.harness=1",
+         "-v", "%s:/fw:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/rules:ro" % tmp_path, "--entrypoint", "python3",
+         "llmops-node:test", "/fw/firewall_netns.py", "/rules/rules.nft", "--host", HOST, "--host6", HOST6,
+         "--source", PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6, "--listen", *map(str, PORTS),
+         "--probe", *probes, "--outbound", "%s,5555" % OUTSIDER],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    for source in (PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6):
+        print("from %-11s %s" % (source, ", ".join("%d %s" % (port, seen["%s,%d" % (source, port)]) for port in PORTS)))
+    print("outbound from the host to an outsider:", seen["outbound"])
+
+    def answered(source):
+        return {port for port in PORTS if seen["%s,%d" % (source, port)] == "connected"}
+
+    assert answered(PEER) == set(PORTS)  # a cluster host: planned ports and run-time ones
+    assert answered(CLIENT) == {SSH, FRONT_DOOR}
+    assert answered(MONITORING) == {SSH, API}  # the API's /metrics; its completions are the engine key's to refuse
+    assert answered(OUTSIDER) == answered(OUTSIDER6) == {SSH}
+    refused = [key for key, answer in seen.items() if key != "outbound" and answer != "connected"]
+    assert all(seen[key] == "refused" for key in refused)  # a TCP reset each, at once, not a silent drop
+    assert seen["outbound"] == "connected"  # the host's own connections get their replies

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
@@ -66,14 +67,39 @@ def safe_name(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+def safe_part(name: str) -> str:
+    """One name in the bundle: safe_name, with a leading dot escaped ("..", ".ssh" become "_..", "_.ssh")."""
+    name = safe_name(name) or "_"
+    return "_" + name if name.startswith(".") else name
+
+
+def bundle_path(path: str) -> str:
+    """Where an entry a host returned goes in the bundle: each part of ``path`` a safe_part, "." dropped, so nothing a
+    host returns lands outside the bundle's root."""
+    return "/".join(safe_part(part) for part in re.split(r"[/\\]+", path) if part not in ("", ".")) or "_"
+
+
+def write_private(root: str, relative: str, text: str) -> None:
+    """Writes ``text`` to root/relative (a bundle_path) with mode 0600, making its directories 0700 under ``root``, which
+    this run made: a name that exists already, a symlink among them, fails rather than is followed."""
+    directory = root
+    for part in relative.split("/")[:-1]:
+        directory = os.path.join(directory, part)
+        if not os.path.isdir(directory) or os.path.islink(directory):
+            os.mkdir(directory, 0o700)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(os.path.join(root, relative), flags, 0o600), "w", encoding="utf-8") as out:
+        out.write(text)
+
+
 def plan_entries(specs):
     """{bundle path: text}: each launch spec (secrets already masked) and each rendered config file."""
     entries = {}
     for spec in specs:
-        host = safe_name(spec["host"])
-        entries["plan/%s/%s.json" % (host, safe_name(spec["name"]))] = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+        host = safe_part(spec["host"])
+        entries["plan/%s/%s.json" % (host, safe_part(spec["name"]))] = json.dumps(spec, indent=2, sort_keys=True) + "\n"
         for path, content in (spec.get("files") or {}).items():
-            entries["plan/%s/files%s" % (host, path)] = content
+            entries["plan/%s/files/%s" % (host, bundle_path(path))] = content
     return entries
 
 
@@ -82,7 +108,7 @@ def manifest(cluster, created, hosts, entries, problems, specs=()):
     that a support case on a cluster of many instances finds one instance's logs."""
     return json.dumps({
         "cluster": cluster, "created": created, "hosts": hosts,
-        "containers": {"%s/%s" % (safe_name(spec["host"]), spec["name"]): {
+        "containers": {"%s/%s" % (safe_part(spec["host"]), spec["name"]): {
             "kind": spec_meta.kind(spec), "role": spec_meta.role(spec), "instance": spec_meta.instance(spec),
             "dp_ranks": spec_meta.of(spec).get("dp_ranks")} for spec in specs},
         "files": {path: len(text.encode()) for path, text in sorted(entries.items())},

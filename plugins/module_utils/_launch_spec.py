@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from urllib.parse import urlsplit
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
@@ -32,8 +34,9 @@ SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volu
 UNHASHED_KEYS = ("meta",)
 SECRET_PLACEHOLDER = "<secret>"
 API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
-# vllm serve flags that take the engines' key (vllm_engine_args / vllm_engine_role_args keys, without the dashes)
-SECRET_FLAGS = ("api-key", "api_key")
+# vllm serve flags that take a secret (vllm_engine_args / vllm_engine_role_args keys, without the dashes), and the
+# environment variable the engine reads it from instead (vLLM: VLLM_API_KEY; huggingface_hub: HF_TOKEN)
+SECRET_FLAGS = {"api-key": API_KEY_ENV, "api_key": API_KEY_ENV, "hf-token": "HF_TOKEN", "hf_token": "HF_TOKEN"}
 PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
 # Environment names that hold secrets even when set in vllm_engine_env.
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
@@ -208,13 +211,69 @@ def weak_api_key(engine, cluster):
 
 
 def secret_flags(engine, cluster):
-    """Refuse the engines' key as a vllm serve flag: --api-key would put it into the command every output shows, and
-    vLLM reads VLLM_API_KEY from the environment instead."""
-    flags = sorted({flag for args in [engine.get("args") or {}] + list((engine.get("role_args") or {}).values())
-                    for flag in (args or {}) if flag in SECRET_FLAGS})
-    if flags:
-        raise ValueError("cluster %s: %s in vllm_engine_args / vllm_engine_role_args would show the key in every output. Fix: "
-                         "remove it and set vllm_engine_secret_env: {VLLM_API_KEY: ...} (vLLM reads it)." % (cluster, ", ".join(flags)))
+    """Refuse secrets in vllm serve's command: the plan's output, ``ps`` on the host and ``docker inspect`` all show it.
+    A flag that takes one (--api-key, --hf-token with a value) goes to the environment variable the engine reads
+    instead, from vllm_engine_secret_env; a URL with a user and password, in any flag, likewise. The refusal names the
+    flag, never its value."""
+    variables = "vllm_engine_args / vllm_engine_role_args"
+    for args in [engine.get("args") or {}] + list((engine.get("role_args") or {}).values()):
+        for flag, value in sorted((args or {}).items()):
+            if flag in SECRET_FLAGS and value is not True:  # a bare --hf-token uses the token huggingface-cli stored
+                raise ValueError("cluster %s: %s in %s would show the key in every output. Fix: remove it and set "
+                                 "vllm_engine_secret_env: {%s: ...} (the engine reads it)." % (cluster, flag, variables, SECRET_FLAGS[flag]))
+            if any(_has_credentials(text) for text in _strings(value)):
+                raise ValueError("cluster %s: %s in %s holds a URL with a user and password, which every output would show. "
+                                 "Fix: give the engine the credentials through vllm_engine_secret_env (e.g. HF_TOKEN), never "
+                                 "in a flag." % (cluster, flag, variables))
+
+
+# vllm serve flags that say the engines take media (images, audio, video) in requests, which vLLM then fetches from
+# any URL a client names unless --allowed-media-domains lists where media may come from
+MEDIA_FLAGS = ("limit-mm-per-prompt", "mm-processor-kwargs", "media-io-kwargs", "allowed-local-media-path")
+# --allowed-local-media-path at or above these lets a client read the container's own files as "media"
+SYSTEM_PATHS = ("/", "/etc", "/root", "/home", "/proc", "/sys", "/var", "/usr", "/run", "/dev", "/boot", "/tmp")
+
+
+def open_media(engine, cluster):
+    """Refuse what turns the engines into an open fetcher or a leak: media without a list of domains it may come from
+    (a client could make every engine fetch any URL, internal ones too), and local media from a system directory."""
+    sets = [("vllm_engine_args", engine.get("args") or {})]
+    sets += [("vllm_engine_role_args.%s" % role, args or {}) for role, args in sorted((engine.get("role_args") or {}).items())]
+    domains = any("allowed-media-domains" in args for _variable, args in sets)
+    for variable, args in sets:
+        media = [flag for flag in MEDIA_FLAGS if flag in args]
+        if media and not domains:
+            raise ValueError("cluster %s: %s sets %s (the engines take media), but no allowed-media-domains, so any client "
+                             "could make the engines fetch any URL. Fix: add allowed-media-domains (the domains media may "
+                             "come from, e.g. [images.example.com]) to vllm_engine_args." % (cluster, variable, ", ".join(media)))
+        local = args.get("allowed-local-media-path")
+        if local and os.path.normpath(str(local)) in SYSTEM_PATHS:
+            raise ValueError("cluster %s: %s sets allowed-local-media-path to %s, which lets a client read the engine "
+                             "container's own files as media. Fix: a directory that holds only media (e.g. /data/media), "
+                             "or none." % (cluster, variable, local))
+
+
+def _strings(value):
+    """Every string in a flag's value (a JSON value may nest them)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _has_credentials(text):
+    """Whether text holds a URL with a password (scheme://user:password@host)."""
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://\S+", text):
+        try:
+            if urlsplit(word).password:
+                return True
+        except ValueError:  # not a URL after all (an unclosed IPv6 bracket)
+            continue
+    return False
 
 
 def engine_specs(plan, engine):
@@ -229,6 +288,7 @@ def engine_specs(plan, engine):
     plain_api_key(engine, plan["cluster"])
     weak_api_key(engine, plan["cluster"])
     secret_flags(engine, plan["cluster"])
+    open_media(engine, plan["cluster"])
     waves = engine_waves(plan)
     driver = engine["driver"]
     specs = []

@@ -60,8 +60,9 @@ options:
   dirs:
     description:
       - Directories the cluster's components need on the host (UCM's cache and log, 000), made with their parents and
-        mode C(0755) before anything else of the call; never removed. The deploy hands them to a host's first step
-        that starts anything there, rather than spend a task of its own on every host.
+        mode C(0700) (a KV cache holds what the cluster's requests computed) before anything else of the call; never
+        removed. The deploy hands them to a host's first step that starts anything there, rather than spend a task of
+        its own on every host.
     type: list
     elements: str
     default: []
@@ -165,7 +166,7 @@ def main():
     failed = None if module.check_mode or not rules else firewall.load(module, rules["file"], rules["text"])
     if failed:
         module.fail_json(msg="the host firewall was not loaded, so nothing was started: " + failed)
-    made_dirs = make_dirs(module, module.params["dirs"], "0755")
+    made_dirs = make_dirs(module, module.params["dirs"], "0700")
     changed_files, _diffs = write_changed(module, module.params["files"], "0644")
     containers = module.params["containers"]
     restart = set(module.params["restart"])

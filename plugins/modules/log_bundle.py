@@ -80,7 +80,6 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
-from ansible_collections.llmops.inference.plugins.module_utils._files import write_text
 
 
 def main():
@@ -103,16 +102,24 @@ def main():
             problems.append("%s: nothing collected (%s)" % (host, (result.get("msg") or "no answer").splitlines()[0]))
             continue
         problems += ["%s: %s" % (host, problem) for problem in result.get("problems") or []]
-        entries.update({"%s/%s" % (bundle.safe_name(host), path): text for path, text in result["entries"].items()})
+        # the host's own names, kept under its directory whatever they say
+        entries.update({"%s/%s" % (bundle.safe_part(host), bundle.bundle_path(path)): text for path, text in result["entries"].items()})
     hosts = sorted(module.params["hosts"])
     entries["manifest.json"] = bundle.manifest(module.params["cluster"], created, hosts, entries, problems, module.params["specs"])
-    os.makedirs(root, mode=0o700, exist_ok=True)  # logs may hold what masking cannot know is private
-    for path, text in entries.items():
-        write_text(os.path.join(root, path), text)
-    archive = root + ".tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(root, arcname=name)
-    os.chmod(archive, 0o600)
+    # logs may hold what masking cannot know is private: the bundle is its owner's alone from the start (0700, its files
+    # 0600), and made new by this run (a name that exists already, a symlink planted there, fails the module)
+    os.makedirs(module.params["dest"], mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(root, 0o700)
+        for path, text in sorted(entries.items()):
+            bundle.write_private(root, path, text)
+        archive = root + ".tar.gz"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(archive, flags, 0o600), "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+            tar.add(root, arcname=name)
+    except OSError as err:
+        module.fail_json(msg="the log bundle was not written: %s (%s). Fix: give llmops_logs_dir a directory of your own."
+                         % (err.strerror, err.filename))
     module.exit_json(changed=True, path=root, archive=archive, problems=problems)
 
 

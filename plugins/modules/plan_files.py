@@ -15,6 +15,8 @@ description:
     contract of the collection, creating the host directories it needs.
   - One call for the whole cluster, run once on the controller; a file whose content is
     unchanged is not rewritten.
+  - A plan directory, host directory or plan file that is a symlink another user owns (someone else's, in a shared
+    directory such as C(/tmp)) fails the module before anything is written.
 author:
   - llmops.inference contributors (@llmops)
 extends_documentation_fragment:
@@ -71,6 +73,15 @@ def spec_path(dest, spec):
     return os.path.join(dest, spec["host"], spec["name"] + ".json")
 
 
+def foreign_link(paths):
+    """The first of ``paths`` that is a symlink another user owns (in a shared directory such as /tmp, someone could
+    point the plan's files at theirs, or at files of ours to overwrite), else None."""
+    for path in paths:
+        if os.path.islink(path) and os.lstat(path).st_uid != os.geteuid():
+            return path
+    return None
+
+
 def spec_text(spec):
     return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
 
@@ -86,6 +97,11 @@ def main():
         planned = [(spec_path(dest, spec), spec_text(spec)) for spec in module.params["specs"]]
     except ValueError as err:
         module.fail_json(msg=str(err))
+    dirs = sorted({os.path.dirname(path) for path, _text in planned})
+    planted = foreign_link([dest.rstrip(os.sep) or os.sep] + dirs + [path for path, _text in planned])
+    if planted:
+        module.fail_json(msg="the plan directory %s holds %s, a symlink another user owns: nothing was written. Fix: give "
+                             "llmops_plan_dir a directory of your own." % (dest, planted))
     for path, text in planned:
         if read_text(path) == text:
             continue

@@ -77,3 +77,38 @@ def test_the_engines_key_as_a_vllm_serve_flag_is_refused_by_name_without_its_val
         assert "Fix: remove it and set vllm_engine_secret_env: {VLLM_API_KEY: ...}" in str(refused.value)
         assert PLANTED not in str(refused.value)
     assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"max-num-seqs": 8}))  # other flags pass
+
+
+@pytest.mark.parametrize("args, named", [
+    ({"hf-token": PLANTED}, "hf-token in vllm_engine_args / vllm_engine_role_args would show the key in every output. Fix: "
+     "remove it and set vllm_engine_secret_env: {HF_TOKEN: ...}"),
+    ({"kv-transfer-config": {"kv_connector_extra_config": {"store": "redis://admin:%s@192.0.2.9:6379" % PLANTED}}},
+     "kv-transfer-config in vllm_engine_args / vllm_engine_role_args holds a URL with a user and password"),
+    ({"served-model-name": "see https://user:%s@example.com/x" % PLANTED}, "served-model-name in vllm_engine_args"),
+])
+def test_other_secrets_in_the_command_are_refused_by_flag_without_their_value(args, named):
+    with pytest.raises(ValueError) as refused:
+        launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args=args))
+    assert "cluster pd_a2: " + named in str(refused.value) and PLANTED not in str(refused.value)
+
+
+def test_a_bare_hf_token_flag_and_urls_without_a_password_pass():
+    # --hf-token alone: the token huggingface-cli stored on the host; a user without a password is no secret
+    assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"hf-token": True, "served-model-name": "https://user@example.com/glm"}))
+
+
+@pytest.mark.parametrize("args, role_args, message", [
+    ({"limit-mm-per-prompt": {"image": 2}}, {}, "vllm_engine_args sets limit-mm-per-prompt \\(the engines take media\\), but no "
+     "allowed-media-domains, so any client could make the engines fetch any URL"),
+    ({}, {"prefill": {"media-io-kwargs": {"video": {"num_frames": 8}}}}, "vllm_engine_role_args.prefill sets media-io-kwargs"),
+    ({"allowed-media-domains": ["images.example.com"], "allowed-local-media-path": "/etc/"}, {},
+     "vllm_engine_args sets allowed-local-media-path to /etc/, which lets a client read the engine container's own files"),
+])
+def test_media_from_anywhere_or_from_system_files_is_refused(args, role_args, message):
+    with pytest.raises(ValueError, match="cluster pd_a2: " + message):
+        launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args=args, role_args=role_args))
+
+
+def test_media_from_listed_domains_and_a_media_directory_pass():
+    args = {"limit-mm-per-prompt": {"image": 2}, "allowed-media-domains": ["images.example.com"], "allowed-local-media-path": "/data/media"}
+    assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args=args))

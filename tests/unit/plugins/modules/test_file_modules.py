@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -36,6 +37,23 @@ def test_plan_files_writes_each_spec_once_and_check_mode_writes_nothing(capsys, 
 def test_plan_files_refuses_a_spec_that_would_escape_the_plan_directory(capsys, tmp_path):
     code, result = _run(capsys, plan_files, {"dest": str(tmp_path), "specs": [{"name": "x", "host": "../etc"}]})
     assert code == 1 and "no usable host" in result["msg"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a symlink another user owns needs root (CI runs as root)")
+@pytest.mark.parametrize("planted", ["plan", "plan/p0", "plan/p0/pd-proxy.json"])
+def test_plan_files_refuses_a_symlink_another_user_planted_in_the_plan_directory(capsys, tmp_path, planted):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "pd-proxy.json").write_text("theirs")
+    link = tmp_path / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(theirs / "pd-proxy.json" if planted.endswith(".json") else theirs)
+    os.lchown(link, 4242, 4242)
+    code, result = _run(capsys, plan_files, {"dest": str(tmp_path / "plan"), "specs": SPECS})
+    assert code == 1 and "holds %s, a symlink another user owns: nothing was written" % link in result["msg"]
+    assert [path.name for path in theirs.iterdir()] == ["pd-proxy.json"] and (theirs / "pd-proxy.json").read_text() == "theirs"
+    os.lchown(link, os.geteuid(), os.getegid())  # the operator's own symlink is followed, as before
+    assert _run(capsys, plan_files, {"dest": str(tmp_path / "plan"), "specs": SPECS})[0] == 0
 
 
 def test_config_files_reports_and_diffs_what_it_changes(capsys, tmp_path):
@@ -74,7 +92,8 @@ def test_containers_started_writes_the_steps_files_before_its_containers_act(cap
     code, result = _run(capsys, containers_started, dict(args, dirs=[str(cache), str(tmp_path)], _ansible_check_mode=True))
     assert result["made_dirs"] == [str(cache)] and not cache.exists()
     code, result = _run(capsys, containers_started, dict(args, dirs=[str(cache), str(tmp_path)]))
-    assert result["made_dirs"] == [str(cache)] and cache.is_dir() and oct(cache.stat().st_mode & 0o777) == "0o755"
+    # the cache holds what the cluster's requests computed: its owner's alone
+    assert result["made_dirs"] == [str(cache)] and cache.is_dir() and oct(cache.stat().st_mode & 0o777) == "0o700"
     code, result = _run(capsys, containers_started, dict(args, containers=[], dirs=[str(cache)]))
     assert result["made_dirs"] == [] and result["changed"] is False
     code, result = _run(capsys, containers_started, dict(args, dirs=["data/ucm"]))

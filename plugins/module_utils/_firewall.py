@@ -10,7 +10,10 @@ atomically by ``nft -f``, which other owners' tables never see. Its input chain 
 - SSH (``ssh_ports``: Ansible's own way in);
 - the front door (the PD proxy's port) from the client networks, and the ports that serve /metrics (engine APIs,
   the pool services' metrics ports) from the monitoring networks;
-- anything from the cluster's hosts: the ports the plan binds (``plan["ports"]``: engine APIs, DP RPC, HCCL host
+- the KV pool's services (the Mooncake master's RPC, etcd's client port, Memcache's) from the cluster's nodes only, not
+  the operator's extra cluster networks: they take no credentials (Mooncake's etcd client sets no TLS, see
+  _pool_ha.ETCD_GUARD), so a bastion that runs verify has no business there; etcd's peer port from the etcd members only;
+- anything else from the cluster's hosts: the ports the plan binds (``plan["ports"]``: engine APIs, DP RPC, HCCL host
   socket ranges, Mooncake and NIXL side channels, lookup RPC, the pool services') and the ones vLLM picks at run time
   (engine-core and DP coordinator sockets, torch.distributed, transfer-engine handshakes), which vLLM's security
   guide keeps to an isolated network;
@@ -161,7 +164,26 @@ def check_settings(settings, has_front_door, cluster):
     return clients, monitoring, extra
 
 
-def _chain(front, metrics, ssh, operators):
+def _is_pool_service(entry):
+    """A KV pool service's port that is not its metrics port: a service is named without spaces (an engine's ports are
+    labelled "prefill rank 0 DP RPC" and the like), the front door is the PD proxy's."""
+    return " " not in entry["owner"] and entry["owner"] != FRONT_DOOR_OWNER and not _serves_metrics(entry)
+
+
+def _is_etcd_peer(entry):
+    return entry["variable"].endswith("etcd_peer_port")
+
+
+def _kept_to(ports, set_name):
+    """Rules that give ``ports`` to ``set_name`` only: accepted from it, reset for anyone else (before the cluster's
+    hosts are accepted on every port)."""
+    if not ports:
+        return []
+    listed = ", ".join(ports)
+    return ["    tcp dport { %s } ip saddr @%s accept" % (listed, set_name), "    tcp dport { %s } reject with tcp reset" % listed]
+
+
+def _chain(front, metrics, ssh, operators, kept=()):
     """The input chain's rules, in the order they are matched."""
     rules = ['    iif "lo" accept',
              "    ct state established,related accept",  # replies to what the host asked (DNS, image pulls, apt)
@@ -172,7 +194,8 @@ def _chain(front, metrics, ssh, operators):
         rules.append("    tcp dport { %s } ip saddr @client_networks accept" % ", ".join(front))
     if metrics:
         rules.append("    tcp dport { %s } ip saddr @monitoring_networks accept" % ", ".join(metrics))
-    # every port from the cluster's hosts: the planned ones and those vLLM picks at run time
+    rules += list(kept)
+    # every other port from the cluster's hosts: the planned ones and those vLLM picks at run time
     rules.append("    ip saddr @cluster_hosts accept")
     rules += ["    %s dport %s ip saddr { %s } accept" % (protocol, port, ", ".join(networks)) for protocol, port, networks in operators]
     rules += ["    meta l4proto tcp counter reject with tcp reset", "    counter reject with icmpx type admin-prohibited"]
@@ -189,17 +212,27 @@ def ruleset(plan, host, settings):
     clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
     ssh = _ssh_ports(settings, cluster)
     operators = _open_ports(settings.get("open_ports"), cluster)
-    nodes = sorted({str(ipaddress.ip_address(a)) for a in address.values()}, key=ipaddress.ip_address)
+    machines = dict(plan.get("machines") or {}, **address)
+    nodes = sorted({str(ipaddress.ip_address(a)) for a in machines.values()}, key=ipaddress.ip_address)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
+    peers = sorted({str(ipaddress.ip_address(machines[h])) for h, ports in (plan.get("ports") or {}).items() for e in ports
+                    if _is_etcd_peer(e) and h in machines}, key=ipaddress.ip_address)
+    peer_ports = _ranges([e for e in entries if _is_etcd_peer(e)])
+    pool_ports = _ranges([e for e in entries if _is_pool_service(e) and not _is_etcd_peer(e)])
     front = _ranges([e for e in entries if e["owner"] == FRONT_DOOR_OWNER])
     metrics = _ranges([e for e in entries if _serves_metrics(e)])
     planned = _ranges(entries)
     name = table_name(cluster)
     body = ["  set cluster_hosts { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(members)]
+    if pool_ports:
+        body.append("  set cluster_nodes { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(nodes))
+    if peer_ports:
+        body.append("  set etcd_members { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(peers))
     for set_name, networks in (("client_networks", clients), ("monitoring_networks", monitoring)):
         elements = " elements = { %s }" % ", ".join(networks) if networks else ""
         body.append("  set %s { type ipv4_addr; flags interval;%s }" % (set_name, elements))
-    inner = "\n".join(body + _chain(front, metrics, ssh, operators))
+    kept = _kept_to(peer_ports, "etcd_members") + _kept_to(pool_ports, "cluster_nodes")
+    inner = "\n".join(body + _chain(front, metrics, ssh, operators, kept))
     digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
     text = "\n".join([
         # named by the machine: inventory hosts sharing one (two instances on a server) write the same table
@@ -208,7 +241,7 @@ def ruleset(plan, host, settings):
         "table inet %s" % name, "delete table inet %s" % name,
         "table inet %s {" % name, "  " + DIGEST_COMMENT % digest, inner, "}", ""])
     return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,
-            "cluster_hosts": members, "ssh": ssh}
+            "cluster_hosts": members, "ssh": ssh, "pool_services": pool_ports, "etcd_peers": peer_ports}
 
 
 def rulesets(plan, settings):

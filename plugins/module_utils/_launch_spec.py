@@ -234,18 +234,33 @@ MEDIA_FLAGS = ("limit-mm-per-prompt", "mm-processor-kwargs", "media-io-kwargs", 
 SYSTEM_PATHS = ("/", "/etc", "/root", "/home", "/proc", "/sys", "/var", "/usr", "/run", "/dev", "/boot", "/tmp")
 
 
+def _takes_media(flag, value):
+    """Whether a media flag lets requests carry media: limit-mm-per-prompt with some modality above 0 (the seeds' {image:
+    1, video: 0} does), any other of MEDIA_FLAGS when set."""
+    if flag != "limit-mm-per-prompt":
+        return bool(value)
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return True
+    return not isinstance(value, dict) or any(not isinstance(n, int) or n > 0 for n in value.values())
+
+
 def open_media(engine, cluster):
     """Refuse what turns the engines into an open fetcher or a leak: media without a list of domains it may come from
-    (a client could make every engine fetch any URL, internal ones too), and local media from a system directory."""
+    (a client could make every engine fetch any URL, internal ones too) unless the operator opens it by name
+    (vllm_engine_open_media_fetch), and local media from a system directory."""
     sets = [("vllm_engine_args", engine.get("args") or {})]
     sets += [("vllm_engine_role_args.%s" % role, args or {}) for role, args in sorted((engine.get("role_args") or {}).items())]
-    domains = any("allowed-media-domains" in args for _variable, args in sets)
+    guarded = engine.get("open_media_fetch") or any("allowed-media-domains" in args for _variable, args in sets)
     for variable, args in sets:
-        media = [flag for flag in MEDIA_FLAGS if flag in args]
-        if media and not domains:
+        media = [flag for flag in MEDIA_FLAGS if flag in args and _takes_media(flag, args[flag])]
+        if media and not guarded:
             raise ValueError("cluster %s: %s sets %s (the engines take media), but no allowed-media-domains, so any client "
                              "could make the engines fetch any URL. Fix: add allowed-media-domains (the domains media may "
-                             "come from, e.g. [images.example.com]) to vllm_engine_args." % (cluster, variable, ", ".join(media)))
+                             "come from, e.g. [images.example.com]) to vllm_engine_args, or set vllm_engine_open_media_fetch: "
+                             "true to allow every domain on purpose." % (cluster, variable, ", ".join(media)))
         local = args.get("allowed-local-media-path")
         if local and os.path.normpath(str(local)) in SYSTEM_PATHS:
             raise ValueError("cluster %s: %s sets allowed-local-media-path to %s, which lets a client read the engine "

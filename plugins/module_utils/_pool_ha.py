@@ -20,6 +20,13 @@ import re
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
 
 VARIABLE = "mooncake_master_ha"
+# Mooncake's etcd client (mooncake-common/etcd/etcd_wrapper.go: NewEtcdClient, newStoreClientConfig) builds its
+# clientv3.Config from endpoints and timeouts only - no TLS, no credentials - so an etcd asking for client certificates
+# would refuse the masters and the engines: etcd is guarded by the host firewall alone (_firewall: the nodes only).
+ETCD_GUARD = ("etcd takes no client certificates, since Mooncake's etcd client presents none: the host firewall keeps "
+              "etcd's client port and the masters' RPC to the cluster's nodes, and etcd's peer port to its members")
+ETCD_OPEN = ("etcd takes no client certificates, since Mooncake's etcd client presents none, and host_firewall_enabled "
+             "is false: any host that reaches etcd or a master's RPC can repoint the pool's leader")
 HA_KEYS = ("hosts", "cluster_id", "etcd_endpoints", "etcd_hosts", "oplog")
 CONNSTRING_SINCE = (0, 3, 10)
 OPLOG_SINCE = (0, 3, 12)
@@ -146,6 +153,8 @@ def layout(cluster, ha, settings):
         "etcd": {"deployed": bool(members), "members": members, "endpoints": endpoints},
         "flags": flags,
         "warnings": warnings,
+        "etcd_guard": ETCD_GUARD,
+        "etcd_open": ETCD_OPEN,
     }
 
 

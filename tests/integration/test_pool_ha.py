@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sys
 import time
 
@@ -79,6 +80,26 @@ def external_hits(host):
     return metric(http_text(PREFILL_API[host] + "/metrics"), EXTERNAL_HITS)
 
 
+def etcd_api(address, path):
+    """etcd's JSON gateway, asked from an engine's node: the host firewall keeps etcd to the masters' and the engines'
+    hosts (Mooncake's etcd client takes no certificates), not this machine, which is only an extra cluster network."""
+    code = ("import sys, urllib.request\n"
+            "request = urllib.request.Request(sys.argv[1], data=b'{}', headers={'Content-Type': 'application/json'})\n"
+            "print(urllib.request.urlopen(request, timeout=10).read().decode())")
+    run = node_exec("llmops-pool-a2-d1", "python3", "-c", code, "http://%s:2379%s" % (address, path))
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def refused_here(address, port):
+    """Whether a TCP connection from this machine is refused (the firewall's reset)."""
+    try:
+        socket.create_connection((address, port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
 def complete(url, prompt):
     """A completion from url: the front door (its client key) or an engine (the cluster's hosts reach it keyless)."""
     return http_json(url + "/v1/completions", {"model": "glm", "prompt": prompt, "max_tokens": 2},
@@ -99,8 +120,11 @@ def test_one_leader_serves_a_standby_is_ready_and_engines_find_each_others_block
     # what monitoring's LlmopsPoolNoLeader / NoStandby read: the real master's ha_standby_state, 0 leading, 3 watching
     states = {host: metric(http_text("http://%s:9003/metrics" % MASTERS[host]), "ha_standby_state") for host in MASTERS}
     assert {now[host]: state for host, state in states.items()} == {"leader": 0, "standby": 3}
-    members = http_json("http://10.213.7.63:2379/v3/cluster/member/list", {})["members"]
+    members = etcd_api("10.213.7.63", "/v3/cluster/member/list")["members"]
     assert sorted(m["name"] for m in members) == ["etcd-pd-pool-a2-d0", "etcd-pd-pool-a2-p0", "etcd-pd-pool-a2-p1"]
+    # this machine runs verify and status (an extra cluster network): the masters' metrics, but neither etcd nor their RPC
+    assert refused_here("10.213.7.63", 2379) and refused_here(MASTERS["pd_pool_a2_p0"], 50088)
+    assert not refused_here(MASTERS["pd_pool_a2_p0"], 9003)
     shown = run_playbook("status.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", check=False)
     assert shown.returncode == 0, shown.output[-3000:]
     assert sorted(re.findall(r"mooncake-master\s+master (\w+)", shown.output)) == ["leader", "standby"]
@@ -183,7 +207,7 @@ def test_changed_masters_and_etcd_members_roll_one_at_a_time_their_leaders_last(
     for node in ("llmops-pool-a2-p0", "llmops-pool-a2-p1", "llmops-pool-a2-d0"):
         node_docker(node, "tag", "llmops-engine:test", "llmops-engine:etcd-rolled")
     members = {host: MASTERS.get(host, "10.213.7.63") for host in ("pd_pool_a2_p0", "pd_pool_a2_p1", "pd_pool_a2_d0")}
-    status = {host: http_json("http://%s:2379/v3/maintenance/status" % address, {}) for host, address in members.items()}
+    status = {host: etcd_api(address, "/v3/maintenance/status") for host, address in members.items()}
     (etcd_leader,) = [host for host, seen in status.items() if seen["leader"] == seen["header"]["member_id"]]
     old = leader()
     standby = next(host for host in MASTERS if host != old)

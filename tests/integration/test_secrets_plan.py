@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import LAB, NO_CONNECT, run_playbook
 
@@ -53,7 +54,14 @@ def test_secure_by_default_an_admin_key_is_made_once_and_opening_a_guard_is_name
     proxies = [json.loads((tmp_path / run / "pd_a2_p0" / "pd-proxy.json").read_text()) for run in ("one", "two")]
     assert proxies[0]["secret_env"]["digest"] == proxies[1]["secret_env"]["digest"]  # the same key: no restart
     assert proxies[0]["meta"]["client_auth"] and proxies[0]["meta"]["admin_auth"]
-    assert "open by choice" not in first.output
+    # the lab opens one guard, by name: the seeds' engines take an image per prompt from any domain (004)
+    assert re.findall(r"open by choice: ([^.\n]*)", first.output) == [
+        "vllm_engine_open_media_fetch is true: the engines fetch media from any URL a client names"]
+    shut = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", json.dumps({"vllm_engine_open_media_fetch": False}),
+                        "-e", "llmops_plan_dir=%s" % (tmp_path / "shut"), check=False)
+    assert shut.returncode != 0 and not (tmp_path / "shut").exists()
+    assert "sets limit-mm-per-prompt (the engines take media), but no allowed-media-domains, so any client could make the " \
+        "engines fetch any URL" in " ".join(shut.output.split())
     result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), *made, "-e", json.dumps({"pd_proxy_client_keys": []}),
                           "-e", "llmops_plan_dir=%s" % (tmp_path / "refused"), check=False)
     assert result.returncode != 0 and not (tmp_path / "refused").exists()

@@ -154,6 +154,26 @@ def test_the_pool_services_ports_are_the_clusters_and_their_metrics_the_monitori
     rpc, metrics = master["mooncake_master_port"], master["mooncake_master_metrics_port"]
     assert rpc in rules[home]["ports"] and rpc not in rules[home]["metrics"]  # the master's RPC: the cluster's only
     assert metrics in rules[home]["metrics"]
+    # the RPC takes no credentials: the cluster's nodes only, not an extra cluster network (a bastion)
+    text = firewall.ruleset(plan, home, dict(SETTINGS, cluster_networks=["203.0.113.77"]))["text"]
+    assert "set cluster_nodes { type ipv4_addr; flags interval; elements = { 192.0.2.41, 192.0.2.42, 192.0.2.43, 192.0.2.44 } }" in text
+    assert "tcp dport { %s } ip saddr @cluster_nodes accept\n    tcp dport { %s } reject with tcp reset" % (rpc, rpc) in text
+    assert text.index("@cluster_nodes accept") < text.index("ip saddr @cluster_hosts accept")  # before the bastion's accept
+    assert "203.0.113.77" in text.split("set cluster_hosts")[1].split("\n")[0]
+
+
+def test_etcd_is_kept_to_the_nodes_and_its_peer_port_to_its_members():
+    cluster = seeds.pd_pool_a2()
+    cluster["services"][-1]["variables"] = ["mooncake_master_port", "mooncake_master_metrics_port"]
+    cluster["services"] += [{"name": "mooncake_etcd", "host": host, "ports": [2379, 2380],
+                             "variables": ["mooncake_master_etcd_client_port", "mooncake_master_etcd_peer_port"]}
+                            for host in ("pd_a2_p0", "pd_a2_p1", "pd_a2_d0")]
+    rules = firewall.rulesets(plan_cluster(cluster), SETTINGS)
+    text = rules["pd_a2_d0"]["text"]
+    assert rules["pd_a2_d0"]["etcd_peers"] == ["2380"] and rules["pd_a2_d0"]["pool_services"] == ["2379"]
+    assert "set etcd_members { type ipv4_addr; flags interval; elements = { 192.0.2.41, 192.0.2.42, 192.0.2.43 } }" in text
+    assert "tcp dport { 2380 } ip saddr @etcd_members accept" in text and "tcp dport { 2379 } ip saddr @cluster_nodes accept" in text
+    assert rules["pd_a2_d1"]["etcd_peers"] == [] and "etcd_members" not in rules["pd_a2_d1"]["text"]  # no member there
 
 
 def test_inventory_hosts_sharing_a_machine_write_one_table_with_both_instances_ports():

@@ -109,6 +109,10 @@ def test_media_from_anywhere_or_from_system_files_is_refused(args, role_args, me
         launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args=args, role_args=role_args))
 
 
-def test_media_from_listed_domains_and_a_media_directory_pass():
+def test_media_from_listed_domains_from_anywhere_by_name_none_at_all_and_a_media_directory_pass():
     args = {"limit-mm-per-prompt": {"image": 2}, "allowed-media-domains": ["images.example.com"], "allowed-local-media-path": "/data/media"}
     assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args=args))
+    # the seeds' {image: 1, video: 0} from any domain, opened by name (vllm_engine_open_media_fetch)
+    seeds_media = _engine(args={"limit-mm-per-prompt": {"image": 1, "video": 0}}, open_media_fetch=True)
+    assert launch.engine_specs(plan_cluster(seeds.pd_a2()), seeds_media)
+    assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"limit-mm-per-prompt": '{"image": 0, "video": 0}'}))

@@ -8,8 +8,9 @@
 Starts instant engines, then the launcher with TLS, two workers (the upstream's cross-worker manager), a client
 key and a members file that lists a second decode member its argv does not, and prints one JSON object of what
 it saw: the answers over HTTPS checked against CA, what plain HTTP to the same port got, the mode of the manager's
-authkey file, the members the proxy started with, and whether a member taken out while a request was in flight
-and added again stays listed once that request ended (upstream's own taint would drop it). Bounded: every request has
+authkey file, the members the proxy started with, whether a member taken out while a request was in flight
+and added again stays listed once that request ended (upstream's own taint would drop it), and what a second front
+door bounded to three connections answers past them. Bounded: every request has
 a timeout, the wait for the proxy 60 s.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import ssl
 import stat
 import subprocess
@@ -80,6 +82,35 @@ def taken_out_and_put_back(base, context):
     return seen
 
 
+def concurrency_bound(launcher, env):
+    """A second front door, one worker, plain HTTP, LLMOPS_FRONT_DOOR_MAX_CONCURRENCY=3: what a request gets while
+    three idle connections hold it, then once they are gone."""
+    port = PORT + 1
+    env = dict(env, LLMOPS_FRONT_DOOR_MAX_CONCURRENCY="3", LLMOPS_FRONT_DOOR_TLS_CERT="", LLMOPS_FRONT_DOOR_TLS_KEY="")
+    proc = subprocess.Popen([sys.executable, launcher, "--host", "127.0.0.1", "--port", str(port), "--prefiller-hosts",
+                             "127.0.0.1", "--prefiller-ports", "18100", "--decoder-hosts", "127.0.0.1", "--decoder-ports",
+                             "18200"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = "http://127.0.0.1:%d/healthcheck" % port
+    seen = {}
+    try:
+        deadline = time.monotonic() + 60
+        while status(base, None) != 200:
+            if time.monotonic() > deadline:
+                sys.exit("the bounded launcher never answered on %s" % base)
+            time.sleep(0.2)
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+        time.sleep(0.5)  # accepted by the server before the next one comes
+        seen["a request past 3 connections"] = status(base, None)
+        for connection in idle:
+            connection.close()
+        time.sleep(0.5)
+        seen["a request once they closed"] = status(base, None)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    return seen
+
+
 def main():
     launcher, upstream, cert, key, ca, engine = sys.argv[1:7]
     procs = [subprocess.Popen([sys.executable, engine, port, delay]) for port, delay in (("18100", "0"), ("18200", "0"),
@@ -121,6 +152,7 @@ def main():
         # stays in flight while decode 18201 is taken out and added again
         admin(base, verified, "/instances/remove", "prefill", ["127.0.0.1:18100"])
         seen.update(taken_out_and_put_back(base, verified))
+        seen.update(concurrency_bound(launcher, env))
     finally:
         for proc in procs:
             proc.terminate()

@@ -44,6 +44,8 @@ def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     assert seen["remove while in flight"] == "remove decode instances: ['127.0.0.1:18201']."
     assert seen["request in flight answered"] == 200
     assert seen["listed after"] == ["127.0.0.1:18200", "127.0.0.1:18201"]
+    # concurrency is bounded (LLMOPS_FRONT_DOOR_MAX_CONCURRENCY): past it, 503 at once rather than a queue without end
+    assert seen["a request past 3 connections"] == 503 and seen["a request once they closed"] == 200
 
 
 def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_faults_get_explicit_answers():

@@ -39,7 +39,9 @@ only (never from a query string). Before a request reaches the proxy, front_door
 should send: a body over LLMOPS_FRONT_DOOR_MAX_BODY bytes (413; 32 MiB unless set) or slower to arrive than
 LLMOPS_FRONT_DOOR_READ_TIMEOUT seconds (408; 30 unless set), an address's wrong or missing keys past 20 a minute
 (429 with Retry-After), websockets; it drops the proxy's own fields (kv_transfer_params) from completion bodies, and
-/instances/add passes on the plan's member strings, never the client's body. TLS offers AEAD suites only. The
+/instances/add passes on the plan's member strings, never the client's body. TLS offers AEAD suites only. Each
+worker holds at most LLMOPS_FRONT_DOOR_MAX_CONCURRENCY connections and requests (4096 unless set), answering 503 past
+them (uvicorn's limit_concurrency). The
 process runs with umask 077, so the upstream's cross-worker manager file (its authkey,
 /tmp/vllm_lb_proxy_manager_<port>.json) is readable by its owner only.
 """
@@ -366,7 +368,8 @@ def main():
 
     try:
         uvicorn.run("%s:create_app" % Path(__file__).stem, host=args.host, port=args.port, workers=args.workers,
-                    factory=True, app_dir=str(Path(__file__).resolve().parent), **tls)
+                    factory=True, app_dir=str(Path(__file__).resolve().parent),
+                    limit_concurrency=front_door_guard.concurrency(), **tls)
     finally:
         upstream.cleanup_manager_config(args.port)
 

@@ -31,6 +31,10 @@ READ_TIMEOUT = 30.0
 GUESSES_ALLOWED = 20
 GUESS_WINDOW = 60.0
 TLS_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+# connections and requests one worker holds at once; past it uvicorn answers 503 at once (a flood of connections
+# cannot exhaust the proxy's memory or file descriptors)
+MAX_CONCURRENCY = 4096
+MAX_CONCURRENCY_ENV = "LLMOPS_FRONT_DOOR_MAX_CONCURRENCY"
 MAX_BODY_ENV = "LLMOPS_FRONT_DOOR_MAX_BODY"
 READ_TIMEOUT_ENV = "LLMOPS_FRONT_DOOR_READ_TIMEOUT"
 
@@ -49,6 +53,12 @@ def limits(env: dict[str, str] | None = None) -> tuple[int, float]:
     """(the body bound in bytes, the read deadline in seconds), from the environment or the defaults."""
     env = dict(os.environ) if env is None else env
     return int(env.get(MAX_BODY_ENV) or MAX_BODY), float(env.get(READ_TIMEOUT_ENV) or READ_TIMEOUT)
+
+
+def concurrency(env: dict[str, str] | None = None) -> int:
+    """Connections and requests one worker holds at once, from the environment or the default."""
+    env = dict(os.environ) if env is None else env
+    return int(env.get(MAX_CONCURRENCY_ENV) or MAX_CONCURRENCY)
 
 
 def declared_length(headers: Any) -> int | None:

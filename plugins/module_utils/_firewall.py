@@ -143,8 +143,9 @@ def _ssh_ports(settings, cluster):
     """The SSH ports every host answers on; ValueError when Ansible reaches a host on a port that is not one of them
     (the firewall would lock Ansible out of it)."""
     ports = [_port_range(port, "host_firewall_ssh_ports", cluster) for port in settings.get("ssh_ports", [22])]
+    spans = [tuple(int(part) for part in port.split("-")) for port in ports]
     for host, port in sorted((settings.get("ansible_ports") or {}).items()):
-        if port is not None and str(port) not in ports:
+        if port is not None and not any(span[0] <= int(port) <= span[-1] for span in spans):
             raise ValueError("host %s: ansible_port is %s, which host_firewall_ssh_ports (%s) does not open, so the firewall "
                              "would lock Ansible out of the host. Fix: add %s to host_firewall_ssh_ports."
                              % (host, port, ", ".join(ports) or "none", port))
@@ -202,17 +203,31 @@ def _chain(front, metrics, ssh, operators, kept=()):
     return ["  chain input {", "    type filter hook input priority filter - 1; policy accept;"] + rules + ["  }"]
 
 
+def _machines(plan):
+    """{inventory host: address} of every host of the plan (inventory hosts sharing a machine share its address)."""
+    return dict(plan.get("machines") or {}, **{p["host"]: p["address"] for p in plan["processes"]})
+
+
+def _on_machine(plan, machines, host):
+    """The host-space port entries of every inventory host on ``host``'s machine (one table serves them all)."""
+    return [e for h, ports in sorted((plan.get("ports") or {}).items()) if machines.get(h, h) == machines.get(host, host)
+            for e in ports if e["space"] == "host"]
+
+
+def _address_set(name, addresses):
+    elements = " elements = { %s }" % ", ".join(addresses) if addresses else ""
+    return "  set %s { type ipv4_addr; flags interval;%s }" % (name, elements)
+
+
 def ruleset(plan, host, settings):
-    """{"table", "digest", "text", "ports"} of one host's nftables table (``nft -f`` input)."""
+    """{"table", "digest", "text", "ports", ...} of one host's nftables table (``nft -f`` input)."""
     cluster = plan["cluster"]
-    address = {p["host"]: p["address"] for p in plan["processes"]}
-    entries = [e for h, ports in sorted((plan.get("ports") or {}).items()) if address.get(h, h) == address.get(host, host)
-               for e in ports if e["space"] == "host"]
+    machines = _machines(plan)
+    entries = _on_machine(plan, machines, host)
     has_front_door = any(e["owner"] == FRONT_DOOR_OWNER for ports in (plan.get("ports") or {}).values() for e in ports)
     clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
     ssh = _ssh_ports(settings, cluster)
     operators = _open_ports(settings.get("open_ports"), cluster)
-    machines = dict(plan.get("machines") or {}, **address)
     nodes = sorted({str(ipaddress.ip_address(a)) for a in machines.values()}, key=ipaddress.ip_address)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
     peers = sorted({str(ipaddress.ip_address(machines[h])) for h, ports in (plan.get("ports") or {}).items() for e in ports
@@ -221,26 +236,21 @@ def ruleset(plan, host, settings):
     pool_ports = _ranges([e for e in entries if _is_pool_service(e) and not _is_etcd_peer(e)])
     front = _ranges([e for e in entries if e["owner"] == FRONT_DOOR_OWNER])
     metrics = _ranges([e for e in entries if _serves_metrics(e)])
-    planned = _ranges(entries)
-    name = table_name(cluster)
-    body = ["  set cluster_hosts { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(members)]
-    if pool_ports:
-        body.append("  set cluster_nodes { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(nodes))
-    if peer_ports:
-        body.append("  set etcd_members { type ipv4_addr; flags interval; elements = { %s } }" % ", ".join(peers))
-    for set_name, networks in (("client_networks", clients), ("monitoring_networks", monitoring)):
-        elements = " elements = { %s }" % ", ".join(networks) if networks else ""
-        body.append("  set %s { type ipv4_addr; flags interval;%s }" % (set_name, elements))
+    body = [_address_set("cluster_hosts", members)]
+    body += [_address_set("cluster_nodes", nodes)] if pool_ports else []
+    body += [_address_set("etcd_members", peers)] if peer_ports else []
+    body += [_address_set("client_networks", clients), _address_set("monitoring_networks", monitoring)]
     kept = _kept_to(peer_ports, "etcd_members") + _kept_to(pool_ports, "cluster_nodes")
     inner = "\n".join(body + _chain(front, metrics, ssh, operators, kept))
     digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
+    name = table_name(cluster)
     text = "\n".join([
         # named by the machine: inventory hosts sharing one (two instances on a server) write the same table
         "# llmops.inference host_firewall: cluster %s on %s, rendered from the plan; other tables are left alone."
-        % (cluster, address.get(host, host)),
+        % (cluster, machines.get(host, host)),
         "table inet %s" % name, "delete table inet %s" % name,
         "table inet %s {" % name, "  " + DIGEST_COMMENT % digest, inner, "}", ""])
-    return {"table": name, "digest": digest, "text": text, "ports": planned, "front_door": front, "metrics": metrics,
+    return {"table": name, "digest": digest, "text": text, "ports": _ranges(entries), "front_door": front, "metrics": metrics,
             "cluster_hosts": members, "ssh": ssh, "pool_services": pool_ports, "etcd_peers": peer_ports}
 
 

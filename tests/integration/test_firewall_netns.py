@@ -28,12 +28,35 @@ SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME = 22, 8081, 9081, 12321, 30000, 47000
 PORTS = [SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME]
 
 
-def rules():
-    cluster = seeds.pd_a2()
+BASTION = "10.99.0.6"  # host_firewall_cluster_networks: runs verify, no node
+MASTER_RPC, MASTER_METRICS = 50088, 9003
+
+
+def rules(cluster=None, **settings):
+    cluster = cluster or seeds.pd_a2()
     for node, address in zip(cluster["nodes"], [HOST, PEER, "10.99.0.12", "10.99.0.13"]):
         node["address"] = address
-    settings = {"client_networks": [CLIENT], "monitoring_networks": [MONITORING]}
+    settings = dict({"client_networks": [CLIENT], "monitoring_networks": [MONITORING]}, **settings)
     return firewall.ruleset(plan_cluster(cluster), "pd_a2_p0", settings)
+
+
+def probed(tmp_path, table, sources, ports):
+    """{SOURCE,PORT: answer} of the table loaded in a namespace of a throwaway node container, and "outbound"."""
+    (tmp_path / "rules.nft").write_text(table["text"])
+    probes = ["%s,%d" % (source, port) for source in sources for port in ports]
+    run = subprocess.run(
+        # NET_ADMIN and SYS_ADMIN for the namespaces and nftables (--privileged is refused here: HARNESS_NOTES)
+        ["docker", "run", "--rm", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
+         "--security-opt", "apparmor=unconfined", "--network", "none", "--label", "llmops.harness=1",
+         "-v", "%s:/fw:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/rules:ro" % tmp_path, "--entrypoint", "python3",
+         "llmops-node:test", "/fw/firewall_netns.py", "/rules/rules.nft", "--host", HOST, "--host6", HOST6,
+         "--source", *sources, "--listen", *map(str, ports), "--probe", *probes, "--outbound", "%s,5555" % sources[-1]],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    for source in sources:
+        print("from %-11s %s" % (source, ", ".join("%d %s" % (port, seen["%s,%d" % (source, port)]) for port in ports)))
+    return seen
 
 
 def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_plan_opens_to_them(tmp_path):
@@ -41,21 +64,7 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     spans = [tuple(int(part) for part in span.split("-")) for span in table["ports"]]
     planned = {port for port in PORTS if any(span[0] <= port <= span[-1] for span in spans)}
     assert planned == {FRONT_DOOR, API, DP_RPC, KV}  # SSH and the run-time port are no port of the plan
-    (tmp_path / "rules.nft").write_text(table["text"])
-    probes = ["%s,%d" % (source, port) for source in (PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6) for port in PORTS]
-    run = subprocess.run(
-        # NET_ADMIN and SYS_ADMIN for the namespaces and nftables (--privileged is refused here: HARNESS_NOTES)
-        ["docker", "run", "--rm", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
-         "--security-opt", "apparmor=unconfined", "--network", "none", "--label", "llmops.harness=1",
-         "-v", "%s:/fw:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/rules:ro" % tmp_path, "--entrypoint", "python3",
-         "llmops-node:test", "/fw/firewall_netns.py", "/rules/rules.nft", "--host", HOST, "--host6", HOST6,
-         "--source", PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6, "--listen", *map(str, PORTS),
-         "--probe", *probes, "--outbound", "%s,5555" % OUTSIDER],
-        capture_output=True, text=True, timeout=300, check=False)
-    assert run.returncode == 0, run.stdout + run.stderr
-    seen = json.loads(run.stdout)
-    for source in (PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6):
-        print("from %-11s %s" % (source, ", ".join("%d %s" % (port, seen["%s,%d" % (source, port)]) for port in PORTS)))
+    seen = probed(tmp_path, table, [PEER, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS)
     print("outbound from the host to an outsider:", seen["outbound"])
 
     def answered(source):
@@ -68,3 +77,18 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     refused = [key for key, answer in seen.items() if key != "outbound" and answer != "connected"]
     assert all(seen[key] == "refused" for key in refused)  # a TCP reset each, at once, not a silent drop
     assert seen["outbound"] == "connected"  # the host's own connections get their replies
+
+
+def test_the_pool_masters_rpc_answers_the_nodes_only_not_an_extra_cluster_network(tmp_path):
+    cluster = seeds.pd_pool_a2()
+    cluster["services"][-1]["variables"] = ["mooncake_master_port", "mooncake_master_metrics_port"]  # as the role declares
+    table = rules(cluster, cluster_networks=[BASTION])
+    ports = [MASTER_RPC, MASTER_METRICS, API]
+    seen = probed(tmp_path, table, [PEER, BASTION, MONITORING], ports)
+
+    def answered(source):
+        return {port for port in ports if seen["%s,%d" % (source, port)] == "connected"}
+
+    assert answered(PEER) == set(ports)
+    assert answered(BASTION) == {MASTER_METRICS, API}  # verify's host reads metrics and asks engines, not the pool's RPC
+    assert answered(MONITORING) == {MASTER_METRICS, API}

@@ -98,7 +98,7 @@ def concurrency_bound(launcher, env):
             if time.monotonic() > deadline:
                 sys.exit("the bounded launcher never answered on %s" % base)
             time.sleep(0.2)
-        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _index in range(3)]
         time.sleep(0.5)  # accepted by the server before the next one comes
         seen["a request past 3 connections"] = status(base, None)
         for connection in idle:

@@ -50,6 +50,7 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
     names = {spec["name"] for spec in specs}
     rows = []
     rows += _runtime(host, facts.get("docker") or {}, plan, options)
+    rows += _nftables(host, facts.get("firewall"), options)
     rows += _devices(host, facts, specs, plan, names)
     rows += _mounts(host, facts.get("paths") or {}, specs, options.get("created") or ())
     rows += _ports(host, facts.get("listeners") or [], (plan.get("ports") or {}).get(host) or [], names)
@@ -79,6 +80,14 @@ def _runtime(host, docker, plan, options):
         rows.append(row(host, "container runtime", "runtimes %s" % ", ".join(docker.get("runtimes") or []) or "none",
                         "the nvidia runtime", "install nvidia-container-toolkit and run nvidia-ctk runtime configure --runtime=docker"))
     return rows
+
+
+def _nftables(host, firewall, options):
+    """With the host firewall on, the host needs nft (gathered with the firewall's table: its path, or null)."""
+    if not options.get("firewall") or firewall is None or firewall.get("nft"):
+        return []
+    return [row(host, "host firewall", "nft not installed", "nftables (host_firewall_enabled is true)",
+                "install Debian's nftables package (apt-get install nftables), or set host_firewall_enabled: false")]
 
 
 def _devices(host, facts, specs, plan, names):

@@ -89,3 +89,14 @@ def test_each_hosts_facts_come_from_the_look_where_it_gathered_them_else_from_pr
         "d0": {"unreachable": True, "msg": "ssh: no route"},  # its failure is the report's row
         "d1": {"unreachable": True},  # neither answered
     }
+
+
+def test_the_host_firewall_needs_nft_on_every_host_and_only_when_it_is_on():
+    facts = good_facts()
+    facts["d0"]["facts"]["firewall"] = {"nft": None, "loaded": False, "file": False}
+    row = only(report(facts, options={"firewall": True}))
+    assert (row["host"], row["check"], row["found"]) == ("d0", "host firewall", "nft not installed")
+    assert "apt-get install nftables" in row["fix"] and "host_firewall_enabled: false" in row["fix"]
+    assert report(facts, options={"firewall": False})["rows"] == []
+    facts["d0"]["facts"]["firewall"]["nft"] = "/usr/sbin/nft"
+    assert report(facts, options={"firewall": True})["rows"] == []

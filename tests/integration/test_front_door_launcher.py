@@ -89,3 +89,19 @@ def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_fa
     assert none_left["status"] == 503 and none_left["retry_after"] == "1" and none_left["seconds"] < 1
     assert none_left["body"]["error"]["type"] == "ServiceUnavailableError"
     assert 'llmops_front_door_requests_total{outcome="stream_cut"} 1' in seen["metrics"]
+
+
+def test_a_health_probe_whose_kept_connection_ends_unanswered_asks_again_on_a_new_one():
+    """An engine that ends the probe's connection without answering (what real vLLM did: RemoteProtocolError, and a
+    serving prefill was ejected at once) stays serving once a new connection answers; nothing listening still ejects
+    (tests/harness/front_door_watch_check.py runs inside)."""
+    run = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
+         "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"), "--entrypoint", "python3", "llmops-engine:test",
+         "/harness/front_door_watch_check.py", "/door"], capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    print(json.dumps(seen, indent=1))
+    assert seen["connections to the closing engine"] == 2  # the kept one it ended, then a new one
+    assert seen["127.0.0.1:18311"]["state"] == "serving"
+    assert seen["127.0.0.1:18312"]["state"] == "ejected" and "ConnectError" in seen["127.0.0.1:18312"]["reason"]

@@ -163,9 +163,9 @@ class Router(Watch):
         member.load += request.length
         request.holding, request.cause = member, ""
         try:
-            answer = await self._unless_ejected(member, self.client.post(
-                self.url(member, "/v1" + request.api), json=body, headers=self.headers(request_id),
-                timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT)), min(self.bounds.first_byte, self.left(request)))
+            call = self.client.build_request("POST", self.url(member, "/v1" + request.api), json=body,
+                                             headers=self.headers(request_id), timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT))
+            answer = await self._unless_ejected(member, self.send_once_more(call), min(self.bounds.first_byte, self.left(request)))
             status = answer.status_code
             if 400 <= status < 500:
                 await self.engine_error(request, send, status, answer.content, answer.headers.get("content-type"))
@@ -219,7 +219,7 @@ class Router(Watch):
         assert self.client is not None
         call = self.client.build_request("POST", self.url(member, "/v1" + request.api), json=body,
                                          headers=self.headers(request_id), timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT))
-        response = await self.client.send(call, stream=True)
+        response = await self.send_once_more(call, stream=True)
         try:
             if response.status_code == 200 and request.stream:
                 reader = Events(response)

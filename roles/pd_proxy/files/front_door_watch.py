@@ -57,6 +57,7 @@ class Watch:
         self.upstream, self.bounds, self.key = upstream, bounds, key
         self.members = Members()
         self.client: httpx.AsyncClient | None = None
+        self.fresh: httpx.AsyncClient | None = None  # keeps no connection: a probe's second try
         self.tasks: list[asyncio.Task] = []
         self.probing: dict[tuple[str, str], asyncio.Task] = {}
         self.checking: dict[tuple[str, str], asyncio.Task] = {}  # each member's /health probe in flight
@@ -71,13 +72,15 @@ class Watch:
         # with RemoteProtocolError (every member's probe at once, on real vLLM: all ejected, then 503)
         limits = httpx.Limits(max_connections=100000, max_keepalive_connections=100000, keepalive_expiry=KEEPALIVE)
         self.client = httpx.AsyncClient(timeout=None, limits=limits)
+        self.fresh = httpx.AsyncClient(timeout=None, limits=httpx.Limits(max_keepalive_connections=0))
         self.tasks.append(asyncio.ensure_future(self._watch()))
 
     async def stop(self) -> None:
         for task in self.tasks + list(self.probing.values()) + list(self.checking.values()):
             task.cancel()
-        if self.client is not None:
-            await self.client.aclose()
+        for client in (self.client, self.fresh):
+            if client is not None:
+                await client.aclose()
 
     def url(self, member: Member, path: str) -> str:
         host, _sep, port = member.key.rpartition(":")
@@ -120,10 +123,29 @@ class Watch:
     async def health_round(self, members: list[Member]) -> None:
         await asyncio.gather(*(self._health(m) for m in members))
 
-    async def _health(self, member: Member) -> None:
-        assert self.client is not None
+    async def send_once_more(self, request: httpx.Request, stream: bool = False) -> httpx.Response:
+        """Sends a request to a member, once more on a new connection when the kept one ended before any answer (the
+        engine closed it as it was reused: RemoteProtocolError, nothing of the request was answered)."""
+        assert self.client is not None and self.fresh is not None
         try:
-            answer = await self.client.get(self.url(member, "/health"), headers=self.headers(), timeout=HEALTH_TIMEOUT)
+            return await self.client.send(request, stream=stream)
+        except httpx.RemoteProtocolError:
+            return await self.fresh.send(request, stream=stream)
+
+    async def _get_health(self, member: Member) -> httpx.Response:
+        """GET /health, once more on a new connection when a kept one ended without an answer: the engine may close an
+        idle connection as the probe reuses it, or after an answer it could not keep the connection open for (seen on
+        real vLLM: RemoteProtocolError, which ejected a serving prefill); a dead engine refuses the second try too."""
+        assert self.client is not None and self.fresh is not None
+        url, headers = self.url(member, "/health"), self.headers()
+        try:
+            return await self.client.get(url, headers=headers, timeout=HEALTH_TIMEOUT)
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+            return await self.fresh.get(url, headers=headers, timeout=HEALTH_TIMEOUT)
+
+    async def _health(self, member: Member) -> None:
+        try:
+            answer = await self._get_health(member)
         except httpx.TimeoutException:
             self.members.missed(member, "no answer within %.1f s" % HEALTH_TIMEOUT, refused=False)
             self._signal()

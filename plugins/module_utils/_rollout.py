@@ -282,8 +282,8 @@ def _before_steps(states, steps, retire, unplanned):
 def _fenced_by_first_start(state):
     """Whether a host's firewall table, not loaded as planned, is loaded by the call of its first step that starts
     anything (``firewall`` in that step's ``hosts`` entry) rather than by the host_firewall role before the steps: when
-    nothing of the cluster runs there, no port of the cluster listens before that call (the role's four calls to the
-    host cost a first deploy 5-10 s on the path to serving)."""
+    nothing of the cluster runs there, no port of the cluster listens before that call. This exists for speed only: the
+    role's four calls to the host would lie on a first deploy's path to serving."""
     state = state or {}
     return (state.get("firewall") or {}).get("current") is False and not state.get("running")
 

@@ -14,7 +14,7 @@ atomically by ``nft -f``, which other owners' tables never see. Its input chain 
   the operator's extra cluster networks: they take no credentials (Mooncake's etcd client sets no TLS, see
   _pool_ha.ETCD_GUARD), so a bastion that runs verify has no business there; etcd's peer port from the etcd members only;
 - anything else from the cluster's hosts: the ports the plan binds (``plan["ports"]``: engine APIs, DP RPC, HCCL host
-  socket ranges, Mooncake and NIXL side channels, lookup RPC, the pool services') and the ones vLLM picks at run time
+  socket ranges, Mooncake and NIXL side channels, lookup RPC, pool metrics) and the ones vLLM picks at run time
   (engine-core and DP coordinator sockets, torch.distributed, transfer-engine handshakes), which vLLM's security
   guide keeps to an isolated network;
 - the operator's own services (``open_ports``), from the networks named with them;

@@ -123,25 +123,22 @@ class Watch:
     async def health_round(self, members: list[Member]) -> None:
         await asyncio.gather(*(self._health(m) for m in members))
 
-    async def send_once_more(self, request: httpx.Request, stream: bool = False) -> httpx.Response:
-        """Sends a request to a member, once more on a new connection when the kept one ended before any answer (the
-        engine closed it as it was reused: RemoteProtocolError, nothing of the request was answered)."""
+    async def send_once_more(self, request: httpx.Request, stream: bool = False,
+                             retry_on: tuple[type[Exception], ...] = (httpx.RemoteProtocolError,)) -> httpx.Response:
+        """Sends a request to a member, once more on a new connection when the kept one ended before any answer: the
+        engine may close an idle connection as it is reused, or after an answer it could not keep the connection open
+        for (seen on real vLLM: RemoteProtocolError, which ejected a serving prefill); a dead engine refuses the second
+        try too. A /health probe, which changes nothing, also retries a reset (``retry_on``)."""
         assert self.client is not None and self.fresh is not None
         try:
             return await self.client.send(request, stream=stream)
-        except httpx.RemoteProtocolError:
+        except retry_on:
             return await self.fresh.send(request, stream=stream)
 
     async def _get_health(self, member: Member) -> httpx.Response:
-        """GET /health, once more on a new connection when a kept one ended without an answer: the engine may close an
-        idle connection as the probe reuses it, or after an answer it could not keep the connection open for (seen on
-        real vLLM: RemoteProtocolError, which ejected a serving prefill); a dead engine refuses the second try too."""
-        assert self.client is not None and self.fresh is not None
-        url, headers = self.url(member, "/health"), self.headers()
-        try:
-            return await self.client.get(url, headers=headers, timeout=HEALTH_TIMEOUT)
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
-            return await self.fresh.get(url, headers=headers, timeout=HEALTH_TIMEOUT)
+        assert self.client is not None
+        probe = self.client.build_request("GET", self.url(member, "/health"), headers=self.headers(), timeout=HEALTH_TIMEOUT)
+        return await self.send_once_more(probe, retry_on=(httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError))
 
     async def _health(self, member: Member) -> None:
         try:

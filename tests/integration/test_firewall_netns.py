@@ -59,6 +59,11 @@ def probed(tmp_path, table, sources, ports):
     return seen
 
 
+def connected(seen, source, ports):
+    """The ports of ``ports`` a TCP connection from ``source`` reached."""
+    return {port for port in ports if seen["%s,%d" % (source, port)] == "connected"}
+
+
 def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_plan_opens_to_them(tmp_path):
     table = rules()
     spans = [tuple(int(part) for part in span.split("-")) for span in table["ports"]]
@@ -67,13 +72,10 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     seen = probed(tmp_path, table, [PEER, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS)
     print("outbound from the host to an outsider:", seen["outbound"])
 
-    def answered(source):
-        return {port for port in PORTS if seen["%s,%d" % (source, port)] == "connected"}
-
-    assert answered(PEER) == set(PORTS)  # a cluster host: planned ports and run-time ones
-    assert answered(CLIENT) == {SSH, FRONT_DOOR}
-    assert answered(MONITORING) == {SSH, API}  # the API's /metrics; its completions are the engine key's to refuse
-    assert answered(OUTSIDER) == answered(OUTSIDER6) == {SSH}
+    assert connected(seen, PEER, PORTS) == set(PORTS)  # a cluster host: planned ports and run-time ones
+    assert connected(seen, CLIENT, PORTS) == {SSH, FRONT_DOOR}
+    assert connected(seen, MONITORING, PORTS) == {SSH, API}  # the API's /metrics; its completions are the engine key's to refuse
+    assert connected(seen, OUTSIDER, PORTS) == connected(seen, OUTSIDER6, PORTS) == {SSH}
     refused = [key for key, answer in seen.items() if key != "outbound" and answer != "connected"]
     assert all(seen[key] == "refused" for key in refused)  # a TCP reset each, at once, not a silent drop
     assert seen["outbound"] == "connected"  # the host's own connections get their replies
@@ -86,9 +88,6 @@ def test_the_pool_masters_rpc_answers_the_nodes_only_not_an_extra_cluster_networ
     ports = [MASTER_RPC, MASTER_METRICS, API]
     seen = probed(tmp_path, table, [PEER, BASTION, MONITORING], ports)
 
-    def answered(source):
-        return {port for port in ports if seen["%s,%d" % (source, port)] == "connected"}
-
-    assert answered(PEER) == set(ports)
-    assert answered(BASTION) == {MASTER_METRICS, API}  # verify's host reads metrics and asks engines, not the pool's RPC
-    assert answered(MONITORING) == {MASTER_METRICS, API}
+    assert connected(seen, PEER, ports) == set(ports)
+    assert connected(seen, BASTION, ports) == {MASTER_METRICS, API}  # verify's host reads metrics and asks engines, not the pool's RPC
+    assert connected(seen, MONITORING, ports) == {MASTER_METRICS, API}

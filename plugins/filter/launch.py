@@ -20,6 +20,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
 from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
 
@@ -95,12 +96,17 @@ def launch_labels(spec, cluster):
 
 
 def launch_run_specs(specs, cluster, sources):
-    """The specs containers_started starts: each with its labels and its env, secret values put in (deploy only)."""
+    """The specs containers_started starts: each with its labels, its env with the secret values put in and the
+    content of its secret files (deploy only)."""
     try:
-        return [dict(spec, labels=launch_labels(spec, cluster), env=dict(spec["env"], **launch.secret_values(spec.get("secret_env"), sources)))
-                for spec in specs]
+        return [_run_spec(spec, cluster, sources) for spec in specs]
     except ValueError as err:
         raise AnsibleFilterError(str(err)) from None
+
+
+def _run_spec(spec, cluster, sources):
+    env, files = secret_files.split(spec.get("secret_env"), launch.secret_values(spec.get("secret_env"), sources))
+    return dict(spec, labels=launch_labels(spec, cluster), env=dict(spec["env"], **env), secret_files=files)
 
 
 def launch_rollout(states_by_host, specs, waves, machines=None):

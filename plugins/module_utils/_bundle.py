@@ -41,12 +41,13 @@ def mask_inspect(text):
 
 def secret_strings(sources):
     """Every secret value of a cluster: all of vllm_engine_secret_env, the values of secret-looking
-    names in vllm_engine_env / vllm_engine_role_env, and the front door's keys (``sources`` as the playbooks
-    pass them)."""
+    names in vllm_engine_env / vllm_engine_role_env, the engines' retiring keys and the front door's keys (``sources``
+    as the playbooks pass them)."""
     values = [str(v) for v in (sources.get("secret_env") or {}).values()]
     plain = [sources.get("env") or {}] + list((sources.get("role_env") or {}).values())
     values += [str(v) for env in plain for name, v in (env or {}).items() if looks_secret(name)]
     values += [str(key) for keys in (sources.get("front_door") or {}).values() for key in keys or ()]
+    values += [str(key) for key in sources.get("retiring_api_keys") or ()]
     return sorted(set(values))
 
 

@@ -67,3 +67,22 @@ def make_dirs(module, paths, mode):
         os.makedirs(path, exist_ok=True)
         module.set_mode_if_different(path, mode, False)
     return made
+
+
+def write_secret(path, text):
+    """Writes a secret file when its content differs: mode 0400 from its creation, its directories 0700, the old file
+    replaced at once (a reader sees the old or the new keys, never a part). Returns whether it wrote."""
+    if read_text(path) == text:
+        return False
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    os.chmod(os.path.dirname(directory), 0o700)
+    os.chmod(directory, 0o700)
+    temporary = "%s.%d.new" % (path, os.getpid())
+    if os.path.lexists(temporary):  # left by a run that died between its creation and the replace
+        os.unlink(temporary)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+    return True

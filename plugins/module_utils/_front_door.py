@@ -6,18 +6,19 @@
 vllm-ascend's load-balance proxy checks no key on any endpoint. The pd_proxy role starts it through its
 launcher (roles/pd_proxy/files/front_door.py), which wraps the upstream app, unchanged: client keys for the
 API, admin keys (or the proxy's own host) for /instances/* and /reset_prefix_cache, only the plan's
-instances for /instances/add, optional TLS. The keys reach the container as secret environment (masked in
-the spec like every secret, their values put in by deploy from ``pd_proxy_client_keys`` /
-``pd_proxy_admin_keys``, the secret source SOURCE).
+instances for /instances/add, optional TLS. The keys reach the container as secret files (_secret_files: the
+spec names them, deploy writes their values from ``pd_proxy_client_keys`` / ``pd_proxy_admin_keys``, the secret
+source SOURCE, and the engines' key), which the launcher reads again when they change.
 """
 
 from __future__ import annotations
 
 import json
 
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import (
-    API_KEY_ENV, PROXY_KEY_ENV, SECRET_PLACEHOLDER, render_flags, role_values, secret_digest)
+    API_KEY_ENV, PROXY_KEY_ENV, render_flags, role_values, secret_digest)
 
 LAUNCHER = "front_door.py"
 INSTANCES = "instances.json"
@@ -152,9 +153,9 @@ def launcher_files(config_dir, texts):
 
 def proxy_fields(settings, endpoints, sources, cluster):
     """The proxy's launch spec fields that the front door decides: command, env, secret_env, volumes, files, ready
-    and meta. ``settings``: script, bind, port, extra_flags, address (the proxy node's), config_dir, launcher (the
-    launcher's files, {file name: text}), client_keys, admin_keys, open_front_door, tls_cert, tls_key, failover,
-    probe_interval, first_byte_timeout, tries, request_deadline."""
+    and meta. ``settings``: script, bind, port, extra_flags, address (the proxy node's), config_dir, container_name,
+    launcher (the launcher's files, {file name: text}), client_keys, admin_keys, open_front_door, tls_cert, tls_key,
+    failover, probe_interval, first_byte_timeout, tries, request_deadline."""
     clients, admins = check(settings, sources, cluster)
     key = engine_key(sources, cluster)
     config_dir = settings["config_dir"].rstrip("/")
@@ -178,8 +179,9 @@ def proxy_fields(settings, endpoints, sources, cluster):
             values[name] = "\n".join(keys)
     secret = None
     if names:
-        env.update(dict.fromkeys(names, SECRET_PLACEHOLDER))
         secret = {"names": names, "role": "prefill", "digest": secret_digest(values, cluster)}
+        secret_files.as_files(secret, settings["container_name"], names)
+        volumes.append(secret_files.mount(settings["container_name"]))
         if aliases:
             secret["aliases"] = aliases
         if from_sources:

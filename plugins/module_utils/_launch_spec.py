@@ -13,6 +13,7 @@ or named like *TOKEN*, *KEY*, *PASSWORD*, *SECRET*) has the value ``<secret>`` i
 ``secret_env`` names it, says where its value comes from and carries a slow salted digest of the
 values, so a changed secret still changes the spec (and restarts its container) without the spec
 telling anything about the secret. Deploy mode puts the values in only when it starts the container.
+The keys that open the cluster go as files instead, which its env does not list (_secret_files).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import re
 from urllib.parse import urlsplit
 
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
@@ -156,6 +158,10 @@ def secret_values(record, sources):
         return {}
     values = role_values(sources, record["role"])
     aliases = record.get("aliases") or {}  # a name whose value is another variable's (the proxy's key)
+    # a name whose value is followed by a list of another source, one item per line (the engines' retiring keys)
+    for name, source in (record.get("appended") or {}).items():
+        if values.get(name):
+            values[name] = secret_files.key_lines(values[name], sources.get(source))
     # a name whose value is a list in another source, one item per line (the front door's keys: [source, field])
     for name, (source, field) in (record.get("sources") or {}).items():
         items = (sources.get(source) or {}).get(field)
@@ -190,6 +196,26 @@ def mask_secrets(env, role, secret_env, cluster, digests):
     return {"names": names, "role": role, "digest": digests[key]}
 
 
+def engine_secret_env(engine):
+    """vllm_engine_secret_env with the engines' key as its file holds it: the key, then the retiring keys (so a change
+    of either changes the digest, and the engines roll)."""
+    secret_env = dict(engine.get("secret_env") or {})
+    if secret_env.get(API_KEY_ENV):
+        secret_env[API_KEY_ENV] = secret_files.key_lines(secret_env[API_KEY_ENV], engine.get("retiring_api_keys"))
+    return secret_env
+
+
+def guard_engine(name, command, env, volumes, files, secret, guard_texts):
+    """An engine with a key: the key goes as a file, which llmops_key_guard checks on every route (vLLM's own check
+    covers /v1 and a few more prefixes only, from the environment); returns the command that loads the guard."""
+    env.pop(API_KEY_ENV, None)
+    secret_files.as_files(secret, name, [API_KEY_ENV])
+    secret["appended"] = {API_KEY_ENV: secret_files.RETIRING_SOURCE}
+    files.update(secret_files.guard_files(guard_texts))
+    volumes += ["%s:%s:ro" % (secret_files.GUARD_DIR, secret_files.GUARD_DIR), secret_files.mount(name)]
+    return secret_files.guarded_command(command)
+
+
 def plain_api_key(engine, cluster):
     """Refuse the engines' key among plain settings (issue 20). The specs would still mask it (its name looks
     secret), but vllm_engine_env and vllm_engine_role_env are kept in the clear in inventories, while the key,
@@ -203,11 +229,14 @@ def plain_api_key(engine, cluster):
 
 
 def weak_api_key(engine, cluster):
-    """Refuse an engines' key that a guesser could find (_key_strength): it opens every engine."""
+    """Refuse an engines' key, or a retiring one, that a guesser could find (_key_strength): it opens every engine."""
     key = (engine.get("secret_env") or {}).get(API_KEY_ENV)
-    weak = weakness(str(key), "vllm_engine_secret_env.%s" % API_KEY_ENV, cluster) if key else None
-    if weak:
-        raise ValueError(weak)
+    named = [("vllm_engine_secret_env.%s" % API_KEY_ENV, key)] if key else []
+    named += [("vllm_engine_retiring_api_keys[%d]" % index, old) for index, old in enumerate(engine.get("retiring_api_keys") or ())]
+    for variable, value in named:
+        weak = weakness(str(value), variable, cluster)
+        if weak:
+            raise ValueError(weak)
 
 
 def secret_flags(engine, cluster):
@@ -328,12 +357,14 @@ def engine_specs(plan, engine):
                 files.update(part.get("files") or {})
                 addon_meta.append(part.get("meta") or {})
         env.update(process["env"])  # the plan's per-rank values win over any static setting
-        secret = mask_secrets(env, role, engine.get("secret_env"), plan["cluster"], digests)
+        secret = mask_secrets(env, role, engine_secret_env(engine), plan["cluster"], digests)
         name = engine["container_name"]
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
         elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role (and instance)
             name = "%s-%s" % (name, process["instance"])
+        if secret and API_KEY_ENV in secret["names"]:
+            command = guard_engine(name, command, env, volumes, files, secret, engine.get("guard") or {})
         if process["api"] and secret and API_KEY_ENV in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}

@@ -56,8 +56,9 @@ def wanted_paths(specs, created=()):
 
 
 def created_by_deploy(path, specs, created):
-    """Deploy writes the rendered config files and creates the UCM directories itself."""
+    """Deploy writes the rendered config files and the secret files and creates the UCM directories itself."""
     files = {f for spec in specs for f in spec.get("files") or {}}
+    files |= {f for spec in specs for f in ((spec.get("secret_env") or {}).get("files") or {}).values()}
     return any(path == c or path.startswith(c.rstrip("/") + "/") or c.startswith(path.rstrip("/") + "/")
                for c in list(files) + list(created))
 

@@ -35,8 +35,9 @@ options:
     required: true
   containers:
     description:
-      - Launch specs to start, each with C(labels) (the labels it runs with) and C(env) holding every value,
-        secrets put in.
+      - Launch specs to start, each with C(labels) (the labels it runs with), C(env) holding every value, secrets put
+        in, and C(secret_files) (host path to content), written with mode C(0400) in C(0700) directories, atomically,
+        right before the container's action (never for a container that needs none).
     type: list
     elements: dict
     required: true
@@ -128,14 +129,19 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
 from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
-from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed
+from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed, write_secret
 
 # A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
 CALL_TIMEOUT = 1800
 
 
 def act(docker, container, what, stop_timeout):
-    """Runs the calls of one container's action; returns None or what failed."""
+    """Runs the calls of one container's action, its secret files written first; returns None or what failed."""
+    try:
+        for path, text in sorted((container.get("secret_files") or {}).items()):
+            write_secret(path, text)
+    except OSError as err:
+        return "%s: its secret file was not written: %s" % (container["name"], err.strerror)
     env = dict(os.environ, **{name: str(value) for name, value in (container.get("env") or {}).items()})
     for argv in docker_run.calls(docker, container, container.get("labels") or {}, what, stop_timeout):
         try:

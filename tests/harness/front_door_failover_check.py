@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 
+import secret_files  # beside this file
 from load import Load  # beside this file: the harness's bounded load, every body read whole
 
 PORT = 18500
@@ -74,7 +75,8 @@ def engine(script, port):
 def main():
     launcher, upstream, script = sys.argv[1:4]
     engines = {port: engine(script, port) for port in PREFILLS + DECODES}
-    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM=upstream, LLMOPS_FRONT_DOOR_KEYS=KEY,
+    secret_files.write("LLMOPS_FRONT_DOOR_KEYS", KEY)
+    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM=upstream,
                LLMOPS_FRONT_DOOR_PROBE_INTERVAL="0.5", LLMOPS_FRONT_DOOR_FIRST_BYTE_TIMEOUT="3")
     proxy = subprocess.Popen([sys.executable, launcher, "--host", "127.0.0.1", "--port", str(PORT),
                               "--prefiller-hosts", "127.0.0.1", "127.0.0.1", "--prefiller-ports", *PREFILLS,

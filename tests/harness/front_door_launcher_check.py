@@ -29,8 +29,11 @@ import time
 import urllib.error
 import urllib.request
 
+import secret_files  # beside this file
+
 PORT = 18443
 KEY = "launcher-check-key"
+NEW_KEY = "launcher-check-key-added-later"
 
 
 def status(url, context, body=None, key=None):
@@ -111,6 +114,18 @@ def concurrency_bound(launcher, env):
     return seen
 
 
+def keys_rewritten(base, verified, completion):
+    """What the running front door answers once its client key file lists another key (as deploy rewrites it), then
+    the first one again: no restart between."""
+    seen = {}
+    secret_files.write("LLMOPS_FRONT_DOOR_KEYS", NEW_KEY)
+    seen["the new key once the file lists it"] = status(base + "/v1/completions", verified, completion, NEW_KEY)
+    seen["the retired key once the file lists it no more"] = status(base + "/v1/completions", verified, completion, KEY)
+    secret_files.write("LLMOPS_FRONT_DOOR_KEYS", KEY)
+    seen["the first key once the file lists it again"] = status(base + "/v1/completions", verified, completion, KEY)
+    return seen
+
+
 def main():
     launcher, upstream, cert, key, ca, engine = sys.argv[1:7]
     procs = [subprocess.Popen([sys.executable, engine, port, delay]) for port, delay in (("18100", "0"), ("18200", "0"),
@@ -118,7 +133,8 @@ def main():
     members = os.path.join(tempfile.mkdtemp(), "instances.json")
     with open(members, "w", encoding="utf-8") as handle:
         json.dump({"prefill": ["127.0.0.1:18100", "127.0.0.1:18101"], "decode": ["127.0.0.1:18200", "127.0.0.1:18201"]}, handle)
-    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM=upstream, LLMOPS_FRONT_DOOR_KEYS=KEY,
+    secret_files.write("LLMOPS_FRONT_DOOR_KEYS", KEY)
+    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM=upstream,
                LLMOPS_FRONT_DOOR_TLS_CERT=cert, LLMOPS_FRONT_DOOR_TLS_KEY=key, LLMOPS_FRONT_DOOR_INSTANCES=members)
     # the argv lists 18100 and 18200 only, as a proxy created before the cluster grew: the members file wins
     procs.append(subprocess.Popen([sys.executable, launcher, "--host", "127.0.0.1", "--port", str(PORT), "--workers", "2",
@@ -152,6 +168,7 @@ def main():
         # stays in flight while decode 18201 is taken out and added again
         admin(base, verified, "/instances/remove", "prefill", ["127.0.0.1:18100"])
         seen.update(taken_out_and_put_back(base, verified))
+        seen.update(keys_rewritten(base, verified, completion))
         seen.update(concurrency_bound(launcher, env))
     finally:
         for proc in procs:

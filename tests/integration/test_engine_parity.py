@@ -40,27 +40,43 @@ SERVE = ["--served-model-name", "tiny", "--dtype", "float32", "--enforce-eager",
 READY = re.compile(yaml.safe_load((ROOT / "roles" / "vllm_engine" / "defaults" / "main.yml").read_text())[
     "vllm_engine_headless_ready_log"] + r" [\d.]+ s")
 SERVING = re.compile(r"Starting vLLM server on http://127\.0\.0\.1:\d+")
-KEY = "parity-key"  # both engines run with VLLM_API_KEY, as a cluster with vllm_engine_secret_env does
+KEY = "parity-key"  # both engines run with the guard and a key file, as a cluster with vllm_engine_secret_env does
+NEW_KEY = "parity-key-rotated"
+GUARD = ROOT / "roles" / "vllm_engine" / "files"  # llmops_key_guard.py and the wrapper, as deploy mounts them
+GUARD_FLAGS = ["--middleware", "llmops_key_guard.EngineGuard"]
 LONG = " ".join(["parity"] + ["word%d" % (i % 97) for i in range(599)])
+
+
+def key_dir(tmp_path):
+    """The engine's secret directory, as deploy writes it: the key file (one key per line)."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir(mode=0o700)
+    (secrets / "VLLM_API_KEY").write_text(KEY + "\n")
+    return secrets
 
 
 class Real:
     """vLLM in the harness engine image, its virtualenv mounted as the CPU clusters mount it."""
     name = "real"
 
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path=None):
         self.container = "llmops-parity-%d" % os.getpid()
+        self.secrets = key_dir(tmp_path) if tmp_path else None  # none: vllm serve only parses its flags
 
-    def run(self, *args, detach=False):
+    def run(self, *args, detach=False, through=("vllm",)):
         command = ["docker", "run", "--network", "host", "--shm-size", "2g", "-v", "%s:%s:ro" % (VENV, MOUNT),
                    "-e", "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin" % MOUNT, "-e", "VLLM_CPU_KVCACHE_SPACE=1",
-                   "-e", "VLLM_CPU_OMP_THREADS_BIND=nobind", "-e", "HF_HUB_OFFLINE=1", "-e", "VLLM_API_KEY=" + KEY]
+                   "-e", "VLLM_CPU_OMP_THREADS_BIND=nobind", "-e", "HF_HUB_OFFLINE=1"]
+        if self.secrets:
+            command += ["-v", "%s:/etc/llmops/vllm_engine:ro" % GUARD, "-v", "%s:/run/llmops/secrets:ro" % self.secrets]
         command += ["-d", "--name", self.container] if detach else ["--rm"]
-        return subprocess.run(command + ["llmops-engine:test", "vllm", "serve", MOUNT + "/models/tiny-llama", *args],
+        return subprocess.run(command + ["llmops-engine:test", *through, "serve", MOUNT + "/models/tiny-llama", *args],
                               capture_output=True, text=True, check=False)
 
     def start(self, port):
-        self.run("--host", "127.0.0.1", "--port", str(port), *SERVE, detach=True)
+        """As deploy starts an engine with a key: through the wrapper, the guard its last --middleware."""
+        self.run("--host", "127.0.0.1", "--port", str(port), *SERVE, *GUARD_FLAGS, detach=True,
+                 through=("sh", "/etc/llmops/vllm_engine/vllm_guarded.sh"))
 
     def logs(self):
         result = subprocess.run(["docker", "logs", self.container], capture_output=True, text=True, check=False)
@@ -77,7 +93,9 @@ class Sim:
     def __init__(self, tmp_path):
         (tmp_path / "dev").mkdir()
         (tmp_path / "dev" / "davinci0").touch()
-        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"), VLLM_API_KEY=KEY, VLLM_SIM_TOKEN_SECONDS="0.002")
+        self.secrets = key_dir(tmp_path)
+        self.env = dict(os.environ, VLLM_SIM_DEV_DIR=str(tmp_path / "dev"), VLLM_SIM_TOKEN_SECONDS="0.002",
+                        PYTHONPATH=str(GUARD), LLMOPS_ENGINE_KEYS_FILE=str(self.secrets / "VLLM_API_KEY"))
         self.log = tmp_path / "sim.log"
         self.process = None
 
@@ -88,7 +106,7 @@ class Sim:
     def start(self, port):
         with open(self.log, "w") as out:  # noqa: SIM115
             self.process = subprocess.Popen([sys.executable, str(SIM), "serve", str(VENV / "models" / "tiny-llama"),
-                                             "--host", "127.0.0.1", "--port", str(port), *SERVE],
+                                             "--host", "127.0.0.1", "--port", str(port), *SERVE, *GUARD_FLAGS],
                                             env=self.env, stdout=out, stderr=subprocess.STDOUT)
 
     def logs(self):
@@ -159,13 +177,30 @@ def status_of(url, body=None, key=None):
     return 200, None
 
 
-def test_the_api_key_guards_v1_but_not_health_or_metrics(engine):
-    """What readiness (/health), verify (the key) and the PD proxy (OPENAI_API_KEY) rely on."""
+def test_the_key_guards_every_route_but_health_and_metrics(engine):
+    """What readiness (/health), Prometheus (/metrics), verify (the key) and the PD proxy (its key file) rely on; vLLM's
+    own --api-key check leaves /invocations (completions), /tokenize and /docs open."""
     assert status_of(engine.url + "/v1/models") == (401, {"error": "Unauthorized"})
     assert status_of(engine.url + "/v1/models", key="wrong") == (401, {"error": "Unauthorized"})
     assert status_of(engine.url + "/v1/completions", {"model": "tiny", "prompt": "x", "max_tokens": 1})[0] == 401
+    for path, body in (("/invocations", {"model": "tiny", "prompt": "x", "max_tokens": 1}), ("/tokenize", {"prompt": "x"}),
+                       ("/docs", None), ("/openapi.json", None), ("/version", None)):
+        assert status_of(engine.url + path, body, key=None) == (401, {"error": "Unauthorized"}), path
     assert status_of(engine.url + "/v1/models", key=KEY)[0] == 200
     assert status_of(engine.url + "/health")[0] == 200 and status_of(engine.url + "/metrics")[0] == 200
+
+
+def test_a_rotated_key_file_takes_effect_without_a_restart(engine):
+    """Deploy rewrites the key file (the new key, then the old one) and later drops the old key: the running engine
+    takes both, then the new one only."""
+    path = engine.secrets / "VLLM_API_KEY"
+    try:
+        path.write_text(NEW_KEY + "\n" + KEY + "\n")
+        assert [status_of(engine.url + "/v1/models", key=k)[0] for k in (KEY, NEW_KEY)] == [200, 200]
+        path.write_text(NEW_KEY + "\n")
+        assert [status_of(engine.url + "/v1/models", key=k)[0] for k in (KEY, NEW_KEY)] == [401, 200]
+    finally:
+        path.write_text(KEY + "\n")
 
 
 def test_a_completion_has_the_fields_the_proxy_and_verify_read(engine):
@@ -315,5 +350,5 @@ def test_the_planners_flag_list_is_the_parser_of_the_lab_images_vllm():
     # values the planner refuses by their kind and choices, the harness's real vLLM (0.32) refuses too (a flag it
     # lacks: the test above)
     for flags in (["--max-num-seqs", "thirty-two"], ["--dtype", "fp4"]):
-        refused = Real(None).run("--host", "127.0.0.1", "--port", "1", *flags)
+        refused = Real().run("--host", "127.0.0.1", "--port", "1", *flags)
         assert refused.returncode == 2 and "error" in refused.stderr, (flags, refused.stderr[-500:])

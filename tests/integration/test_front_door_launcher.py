@@ -10,6 +10,7 @@ images."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 from conftest import ROOT
@@ -18,10 +19,21 @@ from harness import make_certificate
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 
 
+def door_files(tmp_path):
+    """The launcher's files side by side, as deploy writes them into the proxy's config directory (the key files'
+    reader is the engines' guard module)."""
+    door = tmp_path / "door"
+    door.mkdir()
+    sources = sorted((ROOT / "roles" / "pd_proxy" / "files").glob("*.py"))
+    for source in sources + [ROOT / "roles" / "vllm_engine" / "files" / "llmops_key_guard.py"]:
+        shutil.copy(source, door / source.name)
+    return door
+
+
 def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     make_certificate(tmp_path, "127.0.0.1")
     run = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
+        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % door_files(tmp_path),
          "-v", "%s:/up:ro" % UPSTREAM.parent, "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/tls:ro" % tmp_path,
          "--entrypoint", "python3", "llmops-engine:test", "/harness/front_door_launcher_check.py", "/door/front_door.py",
          "/up/" + UPSTREAM.name, "/tls/tls.crt", "/tls/tls.key", "/tls/ca.crt", "/harness/instant_engine.py"],
@@ -44,15 +56,19 @@ def test_tls_workers_the_manager_file_and_the_members(tmp_path):
     assert seen["remove while in flight"] == "remove decode instances: ['127.0.0.1:18201']."
     assert seen["request in flight answered"] == 200
     assert seen["listed after"] == ["127.0.0.1:18200", "127.0.0.1:18201"]
+    # the client key file is read again when deploy rewrites it: a key added or retired without a restart
+    assert seen["the new key once the file lists it"] == 200
+    assert seen["the retired key once the file lists it no more"] == 401
+    assert seen["the first key once the file lists it again"] == 200
     # concurrency is bounded (LLMOPS_FRONT_DOOR_MAX_CONCURRENCY): past it, 503 at once rather than a queue without end
     assert seen["a request past 3 connections"] == 503 and seen["a request once they closed"] == 200
 
 
-def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_faults_get_explicit_answers():
+def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_faults_get_explicit_answers(tmp_path):
     """Two prefill and three decode instant engines behind the launcher, a bounded load (non-streaming and streaming,
     every body checked), then faults (tests/harness/front_door_failover_check.py runs inside)."""
     run = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
+        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % door_files(tmp_path),
          "-v", "%s:/up:ro" % UPSTREAM.parent, "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"),
          "--entrypoint", "python3", "llmops-engine:test", "/harness/front_door_failover_check.py", "/door/front_door.py",
          "/up/" + UPSTREAM.name, "/harness/instant_engine.py"],
@@ -91,12 +107,12 @@ def test_failover_keeps_every_request_through_a_kill_a_hang_and_a_restart_and_fa
     assert 'llmops_front_door_requests_total{outcome="stream_cut"} 1' in seen["metrics"]
 
 
-def test_a_health_probe_whose_kept_connection_ends_unanswered_asks_again_on_a_new_one():
+def test_a_health_probe_whose_kept_connection_ends_unanswered_asks_again_on_a_new_one(tmp_path):
     """An engine that ends the probe's connection without answering (what real vLLM did: RemoteProtocolError, and a
     serving prefill was ejected at once) stays serving once a new connection answers; nothing listening still ejects
     (tests/harness/front_door_watch_check.py runs inside)."""
     run = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"),
+        ["docker", "run", "--rm", "--network", "none", "-v", "%s:/door:ro" % door_files(tmp_path),
          "-v", "%s:/harness:ro" % (ROOT / "tests" / "harness"), "--entrypoint", "python3", "llmops-engine:test",
          "/harness/front_door_watch_check.py", "/door"], capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -335,7 +335,9 @@ def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
     assert json.loads(proxy["files"]["/etc/llmops/pd_proxy/instances.json"]) == {"prefill": ["192.0.2.81:8100"],
                                                                                  "decode": ["192.0.2.82:8200"]}
     assert "class FrontDoor" in proxy["files"]["/etc/llmops/pd_proxy/front_door.py"]
-    assert proxy["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
+    assert "class KeyFile" in proxy["files"]["/etc/llmops/pd_proxy/llmops_key_guard.py"]  # its key files' reader
+    # its keys: files of their own, written by deploy, mounted read-only
+    assert proxy["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro", "/etc/llmops/secrets/pd-proxy:/run/llmops/secrets:ro"]
 
 
 def test_pd_2p2d_a3_runs_two_instances_of_each_role_behind_one_proxy(lab_plans):

@@ -324,13 +324,20 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     result = deploy("-vvv", "-e", json.dumps(keys))
     assert planted not in result.output and not any(key in result.output for key in CLIENT_KEYS + [ADMIN_KEY])
     assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
+    # the keys reach the containers as files (0400 in a 0700 directory), never as environment docker inspect shows
     env = json.loads(node_docker("llmops-pd-a2-d0", "inspect", "-f", "{{json .Config.Env}}", "vllm-ascend-decode-dp0").stdout)
-    assert "VLLM_API_KEY=" + planted in env
-    # the engines now refuse /v1/* without the key; the proxy got it as OPENAI_API_KEY and gets through
-    with pytest.raises(urllib.error.HTTPError, match="401"):
-        http_json("http://10.213.7.43:9900/v1/models")
+    assert not any(planted in item for item in env)
+    key_file = "/etc/llmops/secrets/vllm-ascend-decode-dp0/VLLM_API_KEY"
+    assert node_exec("llmops-pd-a2-d0", "stat", "-c", "%a %U", key_file, key_file.rsplit("/", 1)[0]).stdout.split() == [
+        "400", "root", "700", "root"]
+    assert node_exec("llmops-pd-a2-d0", "cat", key_file).stdout == planted + "\n"
+    # the engines' guard refuses every route but /health and /metrics without the key; the proxy sends it
+    for path in ("/v1/models", "/invocations", "/tokenize"):
+        with pytest.raises(urllib.error.HTTPError, match="401"):
+            http_json("http://10.213.7.43:9900" + path)
+    assert http_text("http://10.213.7.43:9900/health") == ""
     env = json.loads(node_docker("llmops-pd-a2-p0", "inspect", "-f", "{{json .Config.Env}}", "pd-proxy").stdout)
-    assert "OPENAI_API_KEY=" + planted in env and "LLMOPS_FRONT_DOOR_KEYS=" + "\n".join(CLIENT_KEYS) in env
+    assert not any(secret in item for item in env for secret in [planted] + CLIENT_KEYS + [ADMIN_KEY])
     wait_http(PROXY + "/healthcheck")
     with pytest.raises(urllib.error.HTTPError, match="401"):
         http_json(PROXY + "/v1/completions", {"model": "glm", "prompt": "without a key", "max_tokens": 4})
@@ -418,7 +425,7 @@ def check_log_bundle(tmp_path, keys):
     assert {p.name[:-len(".inspect.json")] for p in bundle.glob("*/containers/*.inspect.json")} == planned
     assert {p.stem for p in bundle.glob("plan/*/*.json")} == planned
     inspect = json.loads((bundle / "pd_a2_d0" / "containers" / "vllm-ascend-decode-dp0.inspect.json").read_text())
-    assert "VLLM_API_KEY=<secret>" in inspect[0]["Config"]["Env"]
+    assert "VLLM_API_KEY" not in json.dumps(inspect[0]["Config"]["Env"])  # a file, which the bundle does not take
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert manifest["cluster"] == "pd_a2" and manifest["problems"] == []
     assert "pd_a2_p0/containers/pd-proxy.log" in manifest["files"]
@@ -641,13 +648,19 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     deploy(*on)
     verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *on, check=False)
     assert verified.returncode == 0, verified.output[-3000:]
-    # a new image rolls group by group with all of it on, and the cluster serves behind it afterwards
-    back = ("-e", json.dumps(dict(everything, vllm_engine_image="llmops-engine:test")))
+    # a new image and a rotated engines' key roll group by group with all of it on (the engines take the old key too
+    # until a later run empties vllm_engine_retiring_api_keys), and the cluster serves behind it afterwards
+    old_key, new_key = everything["vllm_engine_secret_env"]["VLLM_API_KEY"], "engine-key-4712-9b1c7e2d5f"
+    back = ("-e", json.dumps(dict(everything, vllm_engine_image="llmops-engine:test", vllm_engine_secret_env={"VLLM_API_KEY": new_key},
+                                  vllm_engine_retiring_api_keys=[old_key])))
     rolled = deploy(*back)
     lines = re.findall(r"step (\d+) \(wave (\d+), rolled\): (\S+) on", rolled.output)
     assert [(step, name.split("-")[2]) for step, _wave, name in lines if name.startswith("vllm-")] == \
         [("2", "decode")] * 8 + [("3", "prefill")] * 2
+    assert old_key not in rolled.output and new_key not in rolled.output
     assert secure_completion(context, "rolled behind everything")
+    for key in (old_key, new_key):  # this machine is a host of the cluster here: it reaches the engines' ports
+        assert http_json("http://10.213.7.43:9900/v1/models", headers={"Authorization": "Bearer " + key})["data"]
     assert tcp_from("attacker", INTERNAL) == dict.fromkeys(INTERNAL, "refused")
     assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *back, check=False).returncode == 0
     assert status(*back).returncode == 0

@@ -30,11 +30,14 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
     files = {path.name: path.read_text() for path in plan_dir.glob("*/*.json")}
     assert len(files) == 11 and not any(PLANTED in text for text in files.values())
     decode = json.loads(files["vllm-ascend-decode-dp0.json"])
-    assert decode["env"]["VLLM_API_KEY"] == decode["env"]["HF_TOKEN"] == decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
+    assert decode["env"]["HF_TOKEN"] == decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_SERVICE_PASSWORD", "VLLM_API_KEY"]
-    proxy = json.loads(files["pd-proxy.json"])  # the proxy's Bearer token to the engines: the same key, masked
-    assert {name: value for name, value in proxy["env"].items() if value == "<secret>"} == dict.fromkeys(
-        ["OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS"], "<secret>")
+    # the keys that open the cluster go as files (never an environment docker inspect shows), the engines' to its guard
+    assert "VLLM_API_KEY" not in decode["env"] and list(decode["secret_env"]["files"]) == ["VLLM_API_KEY"]
+    assert decode["command"][-2:] == ["--middleware", "llmops_key_guard.EngineGuard"]
+    proxy = json.loads(files["pd-proxy.json"])  # the proxy's Bearer token to the engines: the same key, as a file
+    names = ["OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS"]
+    assert not set(names) & set(proxy["env"]) and sorted(proxy["secret_env"]["files"]) == sorted(names)
     assert proxy["secret_env"]["aliases"] == {"OPENAI_API_KEY": "VLLM_API_KEY"}
     assert proxy["meta"]["client_auth"] and proxy["meta"]["admin_auth"]
 

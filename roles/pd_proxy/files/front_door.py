@@ -11,14 +11,18 @@ The upstream example checks no key on any endpoint and serves whoever reaches it
 script as a module, wraps its ASGI app and starts uvicorn as the upstream ``__main__`` does (same
 flags, same workers, same manager bootstrap), so the proxy's behaviour and flags stay upstream's.
 
-What the wrapper enforces, from its environment (the pd_proxy role sets it from the plan):
-  LLMOPS_FRONT_DOOR_UPSTREAM     path of the upstream proxy script (required)
-  LLMOPS_FRONT_DOOR_KEYS         client keys, one per line; /v1/* and every other path but the open and
+What the wrapper enforces, from its secret files (/run/llmops/secrets, mounted read-only; each read again when it
+changes, so a key added or retired takes effect without a restart) and its environment (the pd_proxy role sets both
+from the plan):
+  LLMOPS_FRONT_DOOR_KEYS         (file) client keys, one per line; /v1/* and every other path but the open and
                                  admin ones need ``Authorization: Bearer <one of them>`` (401 otherwise).
-                                 Unset or empty: the API is open (the plan allows that only when asked).
-  LLMOPS_FRONT_DOOR_ADMIN_KEYS   admin keys, one per line, for /instances/* and /reset_prefix_cache.
-                                 Unset or empty: those answer only to the proxy's own host (loopback, or a
+                                 No file: the API is open (the plan allows that only when asked).
+  LLMOPS_FRONT_DOOR_ADMIN_KEYS   (file) admin keys, one per line, for /instances/* and /reset_prefix_cache.
+                                 No file: those answer only to the proxy's own host (loopback, or a
                                  connection from the address it was reached on).
+  OPENAI_API_KEY                 (file) the engines' key, which the proxy sends them (the upstream reads it from
+                                 this process's environment, which the launcher keeps equal to the file).
+  LLMOPS_FRONT_DOOR_UPSTREAM     path of the upstream proxy script (required)
   LLMOPS_FRONT_DOOR_INSTANCES    JSON file {"prefill": ["host:port", ...], "decode": [...]}: the plan's members.
                                  The proxy starts with them (they replace the argv's --prefiller-* and
                                  --decoder-* lists, so a proxy restarted after the cluster grew or shrank
@@ -48,7 +52,6 @@ process runs with umask 077, so the upstream's cross-worker manager file (its au
 
 from __future__ import annotations
 
-import hmac
 import importlib
 import ipaddress
 import json
@@ -59,6 +62,8 @@ from pathlib import Path
 
 # beside this file in the proxy's container (and on the controller's path in the unit tests)
 import front_door_guard  # pylint: disable=wrong-import-order
+import llmops_key_guard  # pylint: disable=wrong-import-order
+from llmops_key_guard import bearer, key_matches  # pylint: disable=wrong-import-order
 
 OPEN_PATHS = frozenset({"/healthcheck", "/metrics"})
 ADMIN_PATHS = frozenset({"/instances/add", "/instances/remove", "/reset_prefix_cache", "/members"})
@@ -67,31 +72,21 @@ REMOVE_PATH = "/instances/remove"
 COMPLETIONS = frozenset({"/v1/completions", "/v1/chat/completions"})
 ROLES = ("prefill", "decode")
 MEMBER_FLAGS = {"prefill": ("--prefiller-hosts", "--prefiller-ports"), "decode": ("--decoder-hosts", "--decoder-ports")}
+PROXY_KEY = "OPENAI_API_KEY"  # the upstream proxy's Bearer token to the engines
 
 
-def keys_from(value):
-    """The keys of a one-per-line variable (blank lines ignored)."""
-    return tuple(line.strip() for line in (value or "").splitlines() if line.strip())
+def key_source(keys):
+    """A callable giving the keys now: a KeyFile's (read again when it changes), or a fixed tuple's."""
+    if hasattr(keys, "keys") and callable(keys.keys):
+        return keys.keys
+    fixed = tuple(keys or ())
+    return lambda: fixed
 
 
-def bearer(headers):
-    """The token of the request's ``Authorization: Bearer`` header (ASGI headers), else None."""
-    for name, value in headers:
-        if name.lower() == b"authorization":
-            scheme, _space, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-    return None
-
-
-def key_matches(token, keys):
-    """Whether token is one of keys; every key is compared, in constant time."""
-    if token is None:
-        return False
-    given = token.encode()
-    found = False
-    for key in keys:
-        found |= hmac.compare_digest(given, key.encode())
-    return found
+def secret_file(name):
+    """The KeyFile of a secret the deploy wrote for this container, or None when it wrote none (the plan's choice)."""
+    keys = llmops_key_guard.KeyFile("%s/%s" % (llmops_key_guard.SECRETS_DIR, name))
+    return keys if keys.exists() else None
 
 
 def is_own_host(client, server):
@@ -193,10 +188,13 @@ class FrontDoor:
     """ASGI middleware: the key check in front of the upstream proxy's app, and the router's paths."""
 
     def __init__(self, app, client_keys=(), admin_keys=(), instances=None, put_back=None, router=None,
-                 limits=(front_door_guard.MAX_BODY, front_door_guard.READ_TIMEOUT), guesses=None):
+                 limits=(front_door_guard.MAX_BODY, front_door_guard.READ_TIMEOUT), guesses=None, engine_key=None):
         self.app = app
-        self.client_keys = tuple(client_keys)
-        self.admin_keys = tuple(admin_keys)
+        # keys: a KeyFile (read again when it changes: a key added or retired needs no restart), or a tuple; none
+        # given (no file, an empty tuple) leaves the API open and the admin API to the proxy's own host, as planned
+        self.client_auth, self.client_keys = bool(client_keys), key_source(client_keys)
+        self.admin_auth, self.admin_keys = bool(admin_keys), key_source(admin_keys)
+        self.engine_key = engine_key  # KeyFile of the engines' key, which the upstream reads from OPENAI_API_KEY
         self.max_body, self.read_timeout = limits
         self.guesses = guesses or front_door_guard.Guesses()
         # the plan's members: a callable, so a members file rewritten while the proxy runs is what add accepts
@@ -219,6 +217,7 @@ class FrontDoor:
 
     async def http(self, scope, receive, send):
         path = scope.get("path", "")
+        self.engine_key_to_upstream()
         token = bearer(scope.get("headers") or [])
         if path in OPEN_PATHS:
             if path == "/metrics" and self.router:
@@ -233,15 +232,15 @@ class FrontDoor:
             return await self.refuse(send, 429, "too many requests with a wrong or no key from %s" % address,
                                      "rate_limit_error", "too_many_wrong_keys", retry_after=blocked)
         if path in ADMIN_PATHS:
-            if self.admin_keys and not key_matches(token, self.admin_keys):
+            if self.admin_auth and not key_matches(token, self.admin_keys()):
                 self.guesses.wrong(address)
                 return await self.refuse(send, 401, "an admin key is required for %s" % path, "authentication_error",
                                          "invalid_api_key")
-            if not self.admin_keys and not is_own_host(scope.get("client"), scope.get("server")):
+            if not self.admin_auth and not is_own_host(scope.get("client"), scope.get("server")):
                 return await self.refuse(send, 403, "%s answers only to the proxy's own host" % path, "permission_error",
                                          "forbidden")
             return await self.admin(path, scope, receive, send)
-        if self.client_keys and not key_matches(token, self.client_keys):
+        if self.client_auth and not key_matches(token, self.client_keys()):
             self.guesses.wrong(address)
             return await self.refuse(send, 401, "a valid API key is required (Authorization: Bearer <key>)",
                                      "invalid_request_error", "invalid_api_key")
@@ -258,6 +257,13 @@ class FrontDoor:
 
     async def body(self, receive):
         return await front_door_guard.read_body(receive, self.max_body, self.read_timeout)
+
+    def engine_key_to_upstream(self):
+        """The upstream proxy reads the engines' key from OPENAI_API_KEY on each call to an engine: kept equal to
+        the key file's (in this process only: the container's environment never holds it)."""
+        key = self.engine_key.first() if self.engine_key else None
+        if key and os.environ.get(PROXY_KEY) != key:
+            os.environ[PROXY_KEY] = key
 
     async def admin(self, path, scope, receive, send):
         if path == "/members":
@@ -340,12 +346,15 @@ def create_app():
     # in the proxy's image, beside this file: imported only where it runs (it needs the upstream's httpx)
     import front_door_router  # pylint: disable=import-outside-toplevel
 
-    router = front_door_router.from_env(upstream)
-    return FrontDoor(upstream.create_app(),
-                     client_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_KEYS")),
-                     admin_keys=keys_from(os.environ.get("LLMOPS_FRONT_DOOR_ADMIN_KEYS")),
+    engine_key = secret_file(PROXY_KEY)
+    router = front_door_router.from_env(upstream, engine_key.first if engine_key else lambda: None)
+    door = FrontDoor(upstream.create_app(),
+                     client_keys=secret_file("LLMOPS_FRONT_DOOR_KEYS") or (),
+                     admin_keys=secret_file("LLMOPS_FRONT_DOOR_ADMIN_KEYS") or (),
                      instances=lambda: load_instances(listed), put_back=put_back_with(upstream, every=router is not None),
-                     router=router, limits=front_door_guard.limits())
+                     router=router, limits=front_door_guard.limits(), engine_key=engine_key)
+    door.engine_key_to_upstream()  # before the upstream's lifespan calls any engine
+    return door
 
 
 def main():

@@ -411,8 +411,9 @@ def describe(err: BaseException, bound: float) -> str:
     return "%s: %s" % (type(err).__name__, err or "")
 
 
-def from_env(upstream: Any) -> Router | None:
-    """The router of this worker, unless LLMOPS_FRONT_DOOR_FAILOVER is 0 (the upstream proxy's own request path)."""
+def from_env(upstream: Any, key: Callable[[], str | None]) -> Router | None:
+    """The router of this worker, unless LLMOPS_FRONT_DOOR_FAILOVER is 0 (the upstream proxy's own request path);
+    ``key`` gives the engines' key now (its file is read again when it changes)."""
     if os.environ.get("LLMOPS_FRONT_DOOR_FAILOVER", "1") == "0":
         return None
-    return Router(upstream, Bounds.from_env(dict(os.environ)), key=os.environ.get("OPENAI_API_KEY") or None)
+    return Router(upstream, Bounds.from_env(dict(os.environ)), key=key)

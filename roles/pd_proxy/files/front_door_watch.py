@@ -53,8 +53,8 @@ class Ejected(Exception):
 class Watch:
     """The members of one worker process, watched; the request path (front_door_router.Router) builds on it."""
 
-    def __init__(self, upstream: Any, bounds: Bounds, key: str | None = None) -> None:
-        self.upstream, self.bounds, self.key = upstream, bounds, key
+    def __init__(self, upstream: Any, bounds: Bounds, key: Callable[[], str | None] = lambda: None) -> None:
+        self.upstream, self.bounds, self.key = upstream, bounds, key  # key: the engines' key now
         self.members = Members()
         self.client: httpx.AsyncClient | None = None
         self.fresh: httpx.AsyncClient | None = None  # keeps no connection: a probe's second try
@@ -87,7 +87,8 @@ class Watch:
         return self.upstream.build_server_url(host.strip("[]"), int(port)) + path
 
     def headers(self, request_id: str | None = None) -> dict[str, str]:
-        found = {"Authorization": "Bearer %s" % self.key} if self.key else {}
+        key = self.key()
+        found = {"Authorization": "Bearer %s" % key} if key else {}
         if request_id:
             found["X-Request-Id"] = request_id
         return found

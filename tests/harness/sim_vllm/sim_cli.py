@@ -45,6 +45,7 @@ def parser():
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--headless", action="store_true")
     p.add_argument("--api-key", nargs="+", default=None)
+    p.add_argument("--middleware", action="append", default=[])
     p.add_argument("--api-server-count", type=int, default=1)
     p.add_argument("--data-parallel-size", type=int, default=1)
     p.add_argument("--data-parallel-size-local", type=int, default=None)

@@ -2,11 +2,14 @@
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The simulated engine's OpenAI API (/health, /v1/models, /v1/completions, /v1/chat/completions, /metrics),
-guarded by VLLM_API_KEY as vLLM guards it, and the PD side channel a prefill listens on."""
+guarded by VLLM_API_KEY as vLLM guards it and by the --middleware classes it names, and the PD side channel a prefill
+listens on."""
 
 from __future__ import annotations
 
+import asyncio
 import http.server
+import importlib
 import json
 import os
 import socket
@@ -24,14 +27,56 @@ def api_tokens(args):
     return [key for key in (args.api_key or [os.environ.get("VLLM_API_KEY")]) if key]
 
 
+def middlewares(args):
+    """vllm serve --middleware: each class imported by its dotted name (from PYTHONPATH, as vLLM imports it)."""
+    found = []
+    for name in args.middleware or ():
+        module, _dot, attribute = name.rpartition(".")
+        found.append(getattr(importlib.import_module(module), attribute))
+    return found
+
+
+def middleware_answer(classes, method, path, headers):
+    """(status, body) that one of the ASGI middleware classes answered itself, run as is in front of the request as
+    vLLM's API server runs it, or None when each let the request through to the app."""
+    for middleware in classes:
+        reached, sent = [], []
+
+        async def app(scope, receive, send):
+            reached.append(scope)
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)  # pylint: disable=cell-var-from-loop  # used within this iteration only
+
+        scope = {"type": "http", "method": method, "path": path,
+                 "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]}
+        asyncio.run(middleware(app)(scope, receive, send))
+        if not reached:
+            return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
+    return None
+
+
 def http_handler(engine):
     tokens = api_tokens(engine.args)
+    guards = middlewares(engine.args)
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def _refused(self):
-            """Answer 401 as vLLM does when a guarded path comes without one of the keys."""
+            """Answer what a --middleware answered itself, or 401 as vLLM does when a guarded path comes without one of
+            the keys."""
+            answered = middleware_answer(guards, self.command, self.path.split("?")[0], self.headers) if guards else None
+            if answered:
+                self.send_response(answered[0])
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answered[1])))
+                self.end_headers()
+                self.wfile.write(answered[1])
+                return True
             if not tokens or not self.path.startswith(GUARDED_PREFIX):
                 return False
             scheme, token = (self.headers.get("Authorization") or "").partition(" ")[::2]

@@ -11,8 +11,8 @@
         of source external_kv_transfer rise on one of the decode instances, whichever the front door
         chose) and its text equals what the prefill
         engine alone answers for the same prompt (the single-engine baseline). With --api-key, the
-        engines must refuse /v1/* without it (401): the proxy then got through with the key the
-        collection gave it. With --client-key, the proxy's front door must refuse a completion
+        engines must refuse /v1/* and the routes vLLM's own check leaves open without it (401): the proxy
+        then got through with the key the collection gave it. With --client-key, the proxy's front door must refuse a completion
         without it (401) and serve one with it, while the engines refuse the client key.
     python checks.py failover PROXY_URL MEMBER --client-key KEY --node NODE --container NAME
         under a bounded load through the front door (4 threads, at most 300 requests and 180 s), the
@@ -73,12 +73,23 @@ def model(url, headers=None):
         return json.loads(response.read().decode())["data"][0]["id"]
 
 
+# Routes vLLM's own key check leaves open (/v1, /v2, /inference and /cohere only): /invocations serves completions.
+UNGUARDED_BY_VLLM = (("/invocations", {"prompt": "no key", "max_tokens": 1}), ("/tokenize", {"prompt": "no key"}),
+                     ("/docs", None), ("/openapi.json", None))
+
+
 def refuses_without_key(url):
-    try:
-        model(url, headers={})
-    except urllib.error.HTTPError as err:
-        return err.code == 401
-    return False
+    """Whether the engine answers 401 to /v1/models and to every route of UNGUARDED_BY_VLLM without a key."""
+    for path, body in (("/v1/models", None),) + UNGUARDED_BY_VLLM:
+        request = urllib.request.Request(url + path, data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30):
+                return False
+        except urllib.error.HTTPError as err:
+            if err.code != 401:
+                return False
+    return True
 
 
 def completion(url, name, prompt, max_tokens=16, headers=None):
@@ -113,8 +124,8 @@ def pd_baseline(args):
         HEADERS["Authorization"] = "Bearer " + args.api_key
         open_engines = [url for url in [args.prefill] + args.decode if not refuses_without_key(url)]
         if open_engines:
-            sys.exit("PD: %s answered /v1/models without the API key" % ", ".join(open_engines))
-        print("both engines refuse /v1/models without the API key (401)")
+            sys.exit("PD: %s answered a route without the API key" % ", ".join(open_engines))
+        print("the engines refuse /v1/models and %s without the API key (401)" % ", ".join(p for p, _b in UNGUARDED_BY_VLLM))
     name = model(args.prefill)
     front = HEADERS
     if args.client_key:

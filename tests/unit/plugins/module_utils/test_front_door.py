@@ -18,6 +18,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _launch_sp
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = ROOT / "roles" / "pd_proxy" / "files"
+GUARD_FILES = ROOT / "roles" / "vllm_engine" / "files"
 PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough (_key_strength), and findable in any output
 CLIENT_A, CLIENT_B, ADMIN_A = "client-a-5d0e2b7c9f41e8a3", "client-b-8a3f6c1e0d27b4f9", "admin-a-2b9e4d7f1c63a0d5"
 ENDPOINTS = {"prefill": [{"address": "192.0.2.41", "port": 9000}],
@@ -27,15 +28,16 @@ ENGINE_KEY = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {}, "role_env": {}
 
 def settings(**extra):
     base = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "extra_flags": {}, "address": "192.0.2.41",
-            "config_dir": "/etc/llmops/pd_proxy", "launcher": "# launcher\n", "client_keys": [CLIENT_A, CLIENT_B],
+            "config_dir": "/etc/llmops/pd_proxy", "container_name": "pd-proxy", "launcher": "# launcher\n", "client_keys": [CLIENT_A, CLIENT_B],
             "admin_keys": [ADMIN_A], "open_front_door": False, "tls_cert": "", "tls_key": "", "tls_ca": ""}
     base.update(extra)
     return base
 
 
 def launcher():
-    if str(FILES) not in sys.path:  # the launcher imports front_door_guard from beside it, as in its container
-        sys.path.insert(0, str(FILES))
+    for beside in (FILES, GUARD_FILES):  # the launcher imports front_door_guard and llmops_key_guard from beside it
+        if str(beside) not in sys.path:
+            sys.path.insert(0, str(beside))
     spec = importlib.util.spec_from_file_location("front_door_launcher", FILES / "front_door.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -50,12 +52,15 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
                                      "--prefiller-ports", "9000", "--decoder-hosts", "192.0.2.43", "192.0.2.43",
                                      "--decoder-ports", "9900", "9901"]
     assert fields["env"]["LLMOPS_FRONT_DOOR_UPSTREAM"] == "/up/proxy.py"
-    assert {fields["env"][n] for n in ("LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS", "OPENAI_API_KEY")} == {"<secret>"}
+    # the keys go as files (0400, mounted read-only), never as environment, which docker inspect shows
+    names = ("OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS")
+    assert not set(names) & set(fields["env"])
+    assert fields["secret_env"]["files"] == {name: "/etc/llmops/secrets/pd-proxy/" + name for name in names}
     text = json.dumps(fields)
     assert PLANTED not in text and CLIENT_A not in text and ADMIN_A not in text
     assert json.loads(fields["files"]["/etc/llmops/pd_proxy/instances.json"]) == {
         "prefill": ["192.0.2.41:9000"], "decode": ["192.0.2.43:9900", "192.0.2.43:9901"]}
-    assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro"]
+    assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro", "/etc/llmops/secrets/pd-proxy:/run/llmops/secrets:ro"]
     assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
     assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "client_auth": True,
                               "admin_auth": True, "tls": False, "failover": True,

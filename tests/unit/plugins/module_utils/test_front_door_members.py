@@ -25,6 +25,7 @@ from test_instances import ENGINE, two_p_two_d  # noqa: E402  pylint: disable=wr
 from test_rollout import states  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = {"script": "/up/proxy.py", "bind": "0.0.0.0", "port": 8081, "address": "192.0.2.41", "config_dir": "/etc/llmops/pd_proxy",
+            "container_name": "pd-proxy",
             "launcher": "# launcher\n", "client_keys": [], "admin_keys": ["admin-5d0e2b7c9f41aa3c8e1f07b2"], "open_front_door": True, "tls_cert": "",
             "tls_key": "", "tls_ca": ""}
 

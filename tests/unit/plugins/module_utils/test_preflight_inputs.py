@@ -20,6 +20,10 @@ def test_rendered_configs_and_created_directories_need_not_exist_yet():
     assert "/data/ucm" not in preflight_inputs.wanted_paths(meta([spec]), ["/data/ucm/cache"])
     assert report(good_facts(), specs=[spec], options={"created": ["/data/ucm/cache", "/data/ucm/log"]})["rows"] == []
     assert preflight_inputs.model_dirs(meta([spec])) == ["/root/.cache/GLM"]
+    # an engine's key file, which deploy writes right before the engine starts
+    keyed = dict(spec, volumes=spec["volumes"] + ["/etc/llmops/secrets/vllm-d0:/run/llmops/secrets:ro"],
+                 secret_env={"names": ["VLLM_API_KEY"], "files": {"VLLM_API_KEY": "/etc/llmops/secrets/vllm-d0/VLLM_API_KEY"}})
+    assert "/etc/llmops/secrets/vllm-d0" not in preflight_inputs.wanted_paths(meta([keyed]), ["/data/ucm/cache"])
 
 
 def test_ucm_storage_must_have_room_for_its_posix_capacity():

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
@@ -30,11 +31,15 @@ def test_secret_values_appear_in_no_spec_and_are_named():
     assert PLANTED not in json.dumps(specs)
     decode = next(s for s in specs if s["name"] == "vllm-decode-dp0")
     prefill = next(s for s in specs if s["name"] == "vllm-prefill-dp0")
-    assert decode["env"]["VLLM_API_KEY"] == decode["env"]["MY_API_KEY"] == decode["env"]["HF_TOKEN"] == "<secret>"
+    assert decode["env"]["MY_API_KEY"] == decode["env"]["HF_TOKEN"] == "<secret>"
     assert decode["env"]["A"] == "1"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_API_KEY", "VLLM_API_KEY"] and decode["secret_env"]["role"] == "decode"
     assert prefill["secret_env"]["names"] == ["MY_API_KEY", "VLLM_API_KEY"]
     assert decode["ready"] == {"http": "http://192.0.2.43:9900/health"}  # /v1/models would need the key
+    # the engines' key goes as a file, which the guard reads: no environment holds it (docker inspect shows those)
+    assert "VLLM_API_KEY" not in decode["env"]
+    assert decode["secret_env"]["files"] == {"VLLM_API_KEY": "/etc/llmops/secrets/vllm-decode-dp0/VLLM_API_KEY"}
+    assert "/etc/llmops/secrets/vllm-decode-dp0:/run/llmops/secrets:ro" in decode["volumes"]
     plain = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(secret_env={}, env={}, role_env={}))[0]
     assert plain["secret_env"] is None and plain["ready"]["http"].endswith("/v1/models")
 
@@ -116,3 +121,33 @@ def test_media_from_listed_domains_from_anywhere_by_name_none_at_all_and_a_media
     seeds_media = _engine(args={"limit-mm-per-prompt": {"image": 1, "video": 0}}, open_media_fetch=True)
     assert launch.engine_specs(plan_cluster(seeds.pd_a2()), seeds_media)
     assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"limit-mm-per-prompt": '{"image": 0, "video": 0}'}))
+
+
+def test_an_engine_with_a_key_runs_the_guard_on_every_route_and_vllms_own_flags_unchanged():
+    plan = plan_cluster(seeds.pd_a2())
+    guard = {"llmops_key_guard.py": "# guard\n", "vllm_guarded.sh": "# wrapper\n"}
+    guarded = launch.engine_specs(plan, _engine(guard=guard))[0]
+    plain = launch.engine_specs(plan, _engine(secret_env={}, env={}, role_env={}))[0]
+    # the wrapper keeps the image's PYTHONPATH and makes the guard importable; vllm serve's flags stay the plan's
+    assert guarded["command"][:2] == ["sh", "/etc/llmops/vllm_engine/vllm_guarded.sh"]
+    assert guarded["command"][2:-2] == plain["command"][1:]
+    assert guarded["command"][-2:] == ["--middleware", "llmops_key_guard.EngineGuard"]
+    assert guarded["files"] == {"/etc/llmops/vllm_engine/llmops_key_guard.py": "# guard\n",
+                                "/etc/llmops/vllm_engine/vllm_guarded.sh": "# wrapper\n"}
+    assert "/etc/llmops/vllm_engine:/etc/llmops/vllm_engine:ro" in guarded["volumes"]
+    assert plain["command"][:2] == ["vllm", "serve"] and not plain["files"]  # no key: the seed's command as it is
+
+
+def test_a_retiring_key_goes_into_the_engines_key_file_and_rolls_them():
+    plan = plan_cluster(seeds.pd_a2())
+    old = "old-" + PLANTED
+    before = next(s for s in launch.engine_specs(plan, _engine()) if s["name"] == "vllm-prefill-dp0")
+    rotating = next(s for s in launch.engine_specs(plan, _engine(retiring_api_keys=[old])) if s["name"] == "vllm-prefill-dp0")
+    assert launch.spec_hash(before) != launch.spec_hash(rotating) and old not in json.dumps(rotating)
+    sources = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {"MY_API_KEY": "k-" + PLANTED}, "retiring_api_keys": [old]}
+    values = launch.secret_values(rotating["secret_env"], sources)
+    env, files = secret_files.split(rotating["secret_env"], values)
+    assert files == {"/etc/llmops/secrets/vllm-prefill-dp0/VLLM_API_KEY": PLANTED + "\n" + old + "\n"}
+    assert env == {"MY_API_KEY": "k-" + PLANTED}
+    with pytest.raises(ValueError, match=r"vllm_engine_retiring_api_keys\[0\]"):
+        launch.engine_specs(plan, _engine(retiring_api_keys=["short"]))

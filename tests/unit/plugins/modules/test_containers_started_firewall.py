@@ -16,20 +16,6 @@ from ansible_collections.llmops.inference.plugins.modules import containers_star
 RULES = "table inet llmops_lab\ndelete table inet llmops_lab\ntable inet llmops_lab {\n}\n"
 
 
-@pytest.fixture
-def tools(tmp_path, monkeypatch):
-    """A docker that records its calls and an nft that records its own, failing when NFT_FAILS is set."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    calls = tmp_path / "calls"
-    for name, body in (("docker", 'echo "docker $*" >> %s\n' % calls),
-                       ("nft", 'echo "nft $*" >> %s\n[ -z "$NFT_FAILS" ] || { echo "syntax error" >&2; exit 1; }\n' % calls)):
-        (bin_dir / name).write_text("#!/bin/sh\n" + body)
-        (bin_dir / name).chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return calls
-
-
 def _start(capsys, firewall, check=False):
     args = {"cluster": "lab", "containers": [], "firewall": firewall, "_ansible_check_mode": check}
     with patch_module_args(args), pytest.raises(SystemExit):

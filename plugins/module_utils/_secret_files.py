@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, llmops.inference contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Keys that reach a container as files, never as environment, and the guard of the engines' every route.
+
+An environment variable's value shows in ``docker inspect`` to anyone who may ask the Docker engine, and vLLM's own
+key check guards /v1, /v2, /inference and /cohere only (``/invocations`` serves completions to anyone). So the keys
+that open the cluster go as files: the front door's client, admin and engine keys, which its launcher reads, and the
+engines' key, which ``llmops_key_guard.EngineGuard`` (vllm serve ``--middleware``) checks on every path but /health
+and /metrics. Each container has its own directory of them on the host (0700, each file 0400, written by deploy
+right before the container starts: containers_started), mounted read-only at ``SECRETS_MOUNT``; both readers read a
+file again when it changes. A spec's ``secret_env`` record names them in ``files`` ({name: host path}); they are
+not in its ``env``; its digest still covers them, so a changed key still changes the spec.
+
+The engines' key file holds the key, then the retiring keys (vllm_engine_retiring_api_keys): during a rotation the
+engines take both while the front door moves to the new one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SECRETS_HOST_DIR = "/etc/llmops/secrets"
+SECRETS_MOUNT = "/run/llmops/secrets"  # llmops_key_guard.SECRETS_DIR: the readers' side
+# The engines' guard and the wrapper that makes it importable, mounted read-only beside each other.
+GUARD_DIR = "/etc/llmops/vllm_engine"
+GUARD_MIDDLEWARE = "llmops_key_guard.EngineGuard"
+GUARD_WRAPPER = "vllm_guarded.sh"
+# The secret source (deploy's secret sources) whose list follows the engines' key in its file, one per line.
+RETIRING_SOURCE = "retiring_api_keys"
+
+
+def host_dir(container: str) -> str:
+    return "%s/%s" % (SECRETS_HOST_DIR, container)
+
+
+def mount(container: str) -> str:
+    """The volume of a container's secret files."""
+    return "%s:%s:ro" % (host_dir(container), SECRETS_MOUNT)
+
+
+def as_files(record: dict[str, Any], container: str, names: list[str]) -> None:
+    """Have record's ``names`` go to the container as files rather than environment."""
+    record["files"] = {name: "%s/%s" % (host_dir(container), name) for name in names}
+
+
+def key_lines(key: str, retiring: list[str] | None) -> str:
+    """The engines' key file: the key, then the keys it replaces."""
+    return "\n".join([str(key)] + [str(k) for k in retiring or ()])
+
+
+def split(record: dict[str, Any] | None, values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(environment values, {host path: file content}) of a container's secret values (secret_values)."""
+    paths = (record or {}).get("files") or {}
+    env = {name: value for name, value in values.items() if name not in paths}
+    return env, {paths[name]: value + "\n" for name, value in values.items() if name in paths}
+
+
+def guarded_command(command: list[str]) -> list[str]:
+    """``vllm serve ...`` run through the wrapper, with the guard as its last --middleware (vLLM adds each in turn
+    around the app, so the last is the outermost: nothing answers before it)."""
+    return ["sh", "%s/%s" % (GUARD_DIR, GUARD_WRAPPER)] + list(command[1:]) + ["--middleware", GUARD_MIDDLEWARE]
+
+
+def guard_files(texts: dict[str, str]) -> dict[str, str]:
+    """{host path: text} of the guard's files (the vllm_engine role's files/, by name)."""
+    return {"%s/%s" % (GUARD_DIR, name): text for name, text in sorted(texts.items())}

@@ -39,14 +39,15 @@ def outside(args):
         sys.exit("front_door: %s is missing. Fix: bash tests/harness/images.sh (it fetches the proxy)" % UPSTREAM)
     sys.path.insert(0, str(ROOT / "tests" / "harness"))  # here, not in the container, which runs this file too
     from certificates import make_certificate  # pylint: disable=import-outside-toplevel
+    from front_door_files import copy_launcher  # pylint: disable=import-outside-toplevel
     with tempfile.TemporaryDirectory(prefix="llmops-front-door-") as tls:
         make_certificate(tls, "127.0.0.1")
-        run_inside(args, tls)
+        run_inside(args, tls, copy_launcher(pathlib.Path(tls) / "door"))
 
 
-def run_inside(args, tls):
+def run_inside(args, tls, door):
     command = ["docker", "run", "--rm", "--network", "none", "-v", "%s:/bench/front_door.py:ro" % pathlib.Path(__file__).resolve(),
-               "-v", "%s:/bench/door:ro" % (ROOT / "roles" / "pd_proxy" / "files"), "-v", "%s:/bench/up:ro" % UPSTREAM.parent,
+               "-v", "%s:/bench/door:ro" % door, "-v", "%s:/bench/up:ro" % UPSTREAM.parent,
                "-v", "%s:/bench/harness:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/bench/tls:ro" % tls,
                "--entrypoint", "python3", IMAGE, "/bench/front_door.py", "--inside", "--requests", str(args.requests),
                "--concurrency", str(args.concurrency), "--rounds", str(args.rounds)]
@@ -79,8 +80,10 @@ def inside(args):
     flags = ["--prefiller-hosts", "127.0.0.1", "--prefiller-ports", "18100", "--decoder-hosts", "127.0.0.1",
              "--decoder-ports", "18200", "--log-level", "WARNING"]
     procs = [subprocess.Popen([sys.executable, "/bench/harness/instant_engine.py", port]) for port in ("18100", "18200")]
-    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM="/bench/up/load_balance_proxy_server_example.py",
-               LLMOPS_FRONT_DOOR_KEYS="\n".join(KEYS))
+    sys.path.insert(0, "/bench/harness")
+    import secret_files  # pylint: disable=import-outside-toplevel
+    secret_files.write("LLMOPS_FRONT_DOOR_KEYS", "\n".join(KEYS))  # the client keys, as deploy writes them
+    env = dict(os.environ, LLMOPS_FRONT_DOOR_UPSTREAM="/bench/up/load_balance_proxy_server_example.py")
     procs.append(subprocess.Popen([sys.executable, "/bench/up/load_balance_proxy_server_example.py", "--host", "127.0.0.1",
                                    "--port", "18081"] + flags, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     procs.append(subprocess.Popen([sys.executable, "/bench/door/front_door.py", "--host", "127.0.0.1", "--port", "18082"] + flags,

@@ -109,6 +109,18 @@ def _run_spec(spec, cluster, sources):
     return dict(spec, labels=launch_labels(spec, cluster), env=dict(spec["env"], **env), secret_files=files)
 
 
+def launch_live_secrets(specs, sources):
+    """{host path: content} of the specs' key files that their running processes read again (deploy only)."""
+    try:
+        found = {}
+        for spec in specs:
+            if (spec.get("secret_env") or {}).get("digests"):
+                found.update(secret_files.live_contents(spec["secret_env"], launch.secret_values(spec["secret_env"], sources)))
+        return found
+    except ValueError as err:
+        raise AnsibleFilterError(str(err)) from None
+
+
 def launch_rollout(states_by_host, specs, waves, machines=None):
     """The steps of a deploy run and why each container (re)starts (container_state results by host)."""
     return rollout.launch_steps(states_by_host, specs, waves, machines)
@@ -233,6 +245,7 @@ class FilterModule:
             "launch_spec": launch_spec,
             "launch_labels": launch_labels,
             "launch_run_specs": launch_run_specs,
+            "launch_live_secrets": launch_live_secrets,
             "launch_rollout": launch_rollout,
             "launch_front_door": launch_front_door,
             "launch_waves": launch_waves,

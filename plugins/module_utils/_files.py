@@ -86,3 +86,12 @@ def write_secret(path, text):
         out.write(text)
     os.replace(temporary, path)
     return True
+
+
+def write_secrets(module, files):
+    """Writes the secret files ({path: content}, absolute paths) whose content differs (write_secret); nothing in check
+    mode, where those that differ are returned all the same. Returns the paths written (or that would be)."""
+    require_absolute(module, sorted(files), "secret file path")
+    if module.check_mode:
+        return [path for path, content in sorted(files.items()) if read_text(path) != content]
+    return [path for path, content in sorted(files.items()) if write_secret(path, content)]

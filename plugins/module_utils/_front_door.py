@@ -177,10 +177,15 @@ def proxy_fields(settings, endpoints, sources, cluster):
             names.append(name)
             from_sources[name] = [SOURCE, KEY_FIELDS[name]]
             values[name] = "\n".join(keys)
-    secret = None
+    secret, live_secrets = None, []
     if names:
-        secret = {"names": names, "role": "prefill", "digest": secret_digest(values, cluster)}
+        # the launcher reads each again when it changes: deploy rewrites the clients' and admins' without restarting
+        # the proxy; a new engines' key restarts it, in its wave after every engine took the key
+        live = {name: values[name] for name in KEY_FIELDS if name in values}
+        fixed = {name: value for name, value in values.items() if name not in live}
+        secret = {"names": names, "role": "prefill", "digest": secret_digest(fixed, cluster)}
         secret_files.as_files(secret, settings["container_name"], names)
+        live_secrets = secret_files.make_live(secret, live)
         volumes.append(secret_files.mount(settings["container_name"]))
         if aliases:
             secret["aliases"] = aliases
@@ -191,7 +196,7 @@ def proxy_fields(settings, endpoints, sources, cluster):
     if settings.get("tls_ca"):
         ready["ca"] = settings["tls_ca"]
     meta = {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
-            "failover": env.get(FAILOVER_ENV) != "0", "live": {"flags": list(MEMBER_FLAGS), "files": [listed]}}
+            "failover": env.get(FAILOVER_ENV) != "0", "live": {"flags": list(MEMBER_FLAGS), "files": [listed] + live_secrets}}
     if meta["failover"] and not tls:  # its members' state, for Prometheus (a scrape over TLS would need the CA)
         meta["metrics_url"] = url + "/metrics"
     files = launcher_files(config_dir, settings["launcher"])

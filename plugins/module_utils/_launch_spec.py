@@ -68,13 +68,17 @@ def merged(common, override):
 def identity(spec):
     """What decides a container's restart: the spec but ``meta`` (what the plan knows of the container, not what it
     runs) and its live parts (meta.live: flags and files the running process learns otherwise, the front door's
-    members, which deploy adds and removes through the proxy's admin API). The container still starts with them."""
+    members, which deploy adds and removes through the proxy's admin API, and its key files, which deploy rewrites
+    and it reads again). The container still starts with them."""
     flags, files = spec_meta.live(spec)
     same = {key: value for key, value in spec.items() if key not in UNHASHED_KEYS}
     if flags:
         same["command"] = without_flags(spec.get("command") or [], flags)
     if files:
         same["files"] = {path: text for path, text in (spec.get("files") or {}).items() if path not in files}
+    record = spec.get("secret_env") or {}
+    if record.get("digests"):  # the digests of key files it reads again (its ``digest`` covers the other secrets)
+        same["secret_env"] = {key: value for key, value in record.items() if key != "digests"}
     return same
 
 
@@ -142,10 +146,7 @@ def looks_secret(name):
     return SECRET_NAME.search(name) is not None
 
 
-def secret_digest(values, salt):
-    """A digest of secret values that changes when they change and is slow to search (PBKDF2)."""
-    material = json.dumps(values, sort_keys=True).encode()
-    return hashlib.pbkdf2_hmac("sha256", material, ("llmops-secret:" + salt).encode(), 100000).hex()[:16]
+secret_digest = secret_files.digest
 
 
 def secret_values(record, sources):
@@ -182,13 +183,14 @@ def role_values(sources, role):
     return values
 
 
-def mask_secrets(env, role, secret_env, cluster, digests):
-    """Replace secret values in env by SECRET_PLACEHOLDER; return the spec's secret_env record."""
+def mask_secrets(env, role, secret_env, cluster, digests, live=()):
+    """Replace secret values in env by SECRET_PLACEHOLDER; return the spec's secret_env record. Its digest leaves out
+    the ``live`` names, key files the process reads again (their own digests decide their rewrite, not a restart)."""
     names = sorted(set(secret_env or {}) | {name for name in env if looks_secret(name)})
     if not names:
         return None
     env.update({name: str(secret_env[name]) for name in secret_env or {}})
-    values = {name: env[name] for name in names}
+    values = {name: env[name] for name in names if name not in live}
     key = json.dumps(values, sort_keys=True)
     if key not in digests:
         digests[key] = secret_digest(values, cluster)
@@ -197,23 +199,23 @@ def mask_secrets(env, role, secret_env, cluster, digests):
 
 
 def engine_secret_env(engine):
-    """vllm_engine_secret_env with the engines' key as its file holds it: the key, then the retiring keys (so a change
-    of either changes the digest, and the engines roll)."""
+    """vllm_engine_secret_env with the engines' key as its file holds it: the key, then the retiring keys."""
     secret_env = dict(engine.get("secret_env") or {})
     if secret_env.get(API_KEY_ENV):
         secret_env[API_KEY_ENV] = secret_files.key_lines(secret_env[API_KEY_ENV], engine.get("retiring_api_keys"))
     return secret_env
 
 
-def guard_engine(name, command, env, volumes, files, secret, guard_texts):
+def guard_engine(name, command, env, volumes, files, secret, guard_texts, key_lines):
     """An engine with a key: the key goes as a file, which llmops_key_guard checks on every route (vLLM's own check
-    covers /v1 and a few more prefixes only, from the environment); returns the command that loads the guard."""
+    covers /v1 and a few more prefixes only, from the environment) and reads again when it changes, so a new or
+    retired key is written in place, restarting nothing. Returns (the command that loads the guard, the live file)."""
     env.pop(API_KEY_ENV, None)
     secret_files.as_files(secret, name, [API_KEY_ENV])
     secret["appended"] = {API_KEY_ENV: secret_files.RETIRING_SOURCE}
     files.update(secret_files.guard_files(guard_texts))
     volumes += ["%s:%s:ro" % (secret_files.GUARD_DIR, secret_files.GUARD_DIR), secret_files.mount(name)]
-    return secret_files.guarded_command(command)
+    return secret_files.guarded_command(command), secret_files.make_live(secret, {API_KEY_ENV: key_lines})
 
 
 def plain_api_key(engine, cluster):
@@ -337,6 +339,7 @@ def engine_specs(plan, engine):
     driver = engine["driver"]
     specs = []
     digests = {}
+    secret_env = engine_secret_env(engine)
     for process in plan["processes"]:
         host = process["host"]
         role = process["role"]
@@ -357,14 +360,16 @@ def engine_specs(plan, engine):
                 files.update(part.get("files") or {})
                 addon_meta.append(part.get("meta") or {})
         env.update(process["env"])  # the plan's per-rank values win over any static setting
-        secret = mask_secrets(env, role, engine_secret_env(engine), plan["cluster"], digests)
+        secret = mask_secrets(env, role, secret_env, plan["cluster"], digests, live=[API_KEY_ENV])
         name = engine["container_name"]
         if process["launch"] == "per_rank":
             name = "%s-%s" % (name, process["key"])
         elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role (and instance)
             name = "%s-%s" % (name, process["instance"])
+        live = []
         if secret and API_KEY_ENV in secret["names"]:
-            command = guard_engine(name, command, env, volumes, files, secret, engine.get("guard") or {})
+            command, live = guard_engine(name, command, env, volumes, files, secret, engine.get("guard") or {},
+                                         secret_env[API_KEY_ENV])
         if process["api"] and secret and API_KEY_ENV in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}
@@ -382,7 +387,7 @@ def engine_specs(plan, engine):
             privileged=bool(driver.get("privileged")), shm_size=driver.get("shm_size"),
             files=files, wave=waves[role], ready=ready, secret_env=secret,
             meta=spec_meta.engine_meta(process, engine["model"], flags, addon_meta,
-                                       gpus=process["devices"] if driver.get("gpus") else None),
+                                       gpus=process["devices"] if driver.get("gpus") else None, live_files=live),
         ))
     return specs
 

@@ -152,9 +152,10 @@ def ucm_storage_of_config(config):
     return found
 
 
-def engine_meta(process, model_path, flags, addons, gpus=None):
+def engine_meta(process, model_path, flags, addons, gpus=None, live_files=()):
     """An engine's meta: the plan's facts of its process, the served model of its flags, what addons add
-    (``meta`` of ucm_cache / mooncake_master / memcache_pool: pool {backend, per_worker}, ucm_storage)."""
+    (``meta`` of ucm_cache / mooncake_master / memcache_pool: pool {backend, per_worker}, ucm_storage), and the files it
+    reads again when they change (its key file), when it has any."""
     api = "http://%s:%d" % (process["address"], process["port"]) if process["api"] else None
     served = next((value for key, value in flags.items() if flag_name(key) == "served-model-name"), None)
     if isinstance(served, list):
@@ -171,6 +172,8 @@ def engine_meta(process, model_path, flags, addons, gpus=None):
         "model": model_path, "served_model": str(served) if served else model_path,
         "pool": None, "ucm_storage": None, "ascend_direct": bool(process.get("ascend_direct")),
     }
+    if live_files:
+        meta["live"] = {"flags": [], "files": list(live_files)}
     for part in addons:
         pool = part.get("pool")
         if pool:

@@ -34,6 +34,13 @@ options:
     description: Mode of the files written.
     type: raw
     default: "0644"
+  secret_files:
+    description:
+      - Key files to write too (host path to content), those whose content differs only, mode C(0400) in C(0700)
+        directories, replaced at once; never shown in a diff. Deploy hands it the key files a running process reads
+        again when they change (the front door's), so that a changed key needs no restart.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -52,15 +59,17 @@ changed_files:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._files import write_changed
+from ansible_collections.llmops.inference.plugins.module_utils._files import write_changed, write_secrets
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(files=dict(type="dict", required=True), mode=dict(type="raw", default="0644")),
+        argument_spec=dict(files=dict(type="dict", required=True), mode=dict(type="raw", default="0644"),
+                           secret_files=dict(type="dict", default={}, no_log=True)),
         supports_check_mode=True,
     )
     changed, diffs = write_changed(module, module.params["files"], module.params["mode"])
+    changed += write_secrets(module, module.params["secret_files"])
     module.exit_json(changed=bool(changed), changed_files=changed, diff=diffs)
 
 

@@ -148,7 +148,8 @@ ha_roles:
   returned: success
   type: dict
 changed_files:
-  description: Those of O(files) whose content on the host differs (or that are missing).
+  description: Those of O(files) whose content on the host differs (or that are missing), and the key files that a
+    spec's process reads again when they change (its C(secret_env) C(digests)) whose value on the host differs.
   returned: success
   type: list
   elements: str
@@ -184,6 +185,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import (
     INSPECT_FORMAT, cluster_containers, compare, parse_inspect)
@@ -222,8 +224,9 @@ def main():
     running = cluster_containers(module, docker, module.params["cluster"])
     specs = module.params["specs"]
     hashes = {spec["name"]: spec_hash(spec) for spec in specs}
-    # what config_files would write
+    # what config_files would write: config files, and the key files a running process reads again (by their digests)
     rewritten = [path for path, _before, _content in differing(module.params["files"])]
+    rewritten += secret_files.differing(secret_files.live_digests(specs))
     result = compare(specs, hashes, running, list(module.params["changed_files"]) + rewritten, module.params["neighbours"])
     result["changed_files"] = rewritten
     if module.params["firewall_table"]:

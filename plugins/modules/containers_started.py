@@ -74,6 +74,12 @@ options:
         hands them to a host's first step that starts anything there, rather than spend a round of its own on them.
     type: dict
     default: {}
+  secret_files:
+    description:
+      - Key files of the host's specs that their running processes read again when they change (host path to content),
+        written with O(files), those whose content differs only, like a container's own C(secret_files).
+    type: dict
+    default: {}
   firewall:
     description:
       - The host firewall's rules file and its content (C(file), C(text)), written and loaded with C(nft -f) before
@@ -129,7 +135,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
 from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
-from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed, write_secret
+from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed, write_secret, write_secrets
 
 # A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
 CALL_TIMEOUT = 1800
@@ -161,6 +167,7 @@ def main():
             restart=dict(type="list", elements="str", default=[]),
             stop_timeout=dict(type="int", default=10),
             files=dict(type="dict", default={}),
+            secret_files=dict(type="dict", default={}, no_log=True),
             absent=dict(type="list", elements="str", default=[]),
             dirs=dict(type="list", elements="str", default=[]),
             firewall=dict(type="dict", options=dict(file=dict(type="path", required=True), text=dict(type="str", required=True))),
@@ -174,6 +181,7 @@ def main():
         module.fail_json(msg="the host firewall was not loaded, so nothing was started: " + failed)
     made_dirs = make_dirs(module, module.params["dirs"], "0700")
     changed_files, _diffs = write_changed(module, module.params["files"], "0644")
+    changed_files += write_secrets(module, module.params["secret_files"])
     containers = module.params["containers"]
     restart = set(module.params["restart"])
     # a first deploy's containers, all found absent by this run's look: a `docker ps` before their runs cost each step's

@@ -10,24 +10,18 @@ images."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 
 from conftest import ROOT
 from harness import make_certificate
 
+from front_door_files import copy_launcher  # tests/harness
+
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 
 
 def door_files(tmp_path):
-    """The launcher's files side by side, as deploy writes them into the proxy's config directory (the key files'
-    reader is the engines' guard module)."""
-    door = tmp_path / "door"
-    door.mkdir()
-    sources = sorted((ROOT / "roles" / "pd_proxy" / "files").glob("*.py"))
-    for source in sources + [ROOT / "roles" / "vllm_engine" / "files" / "llmops_key_guard.py"]:
-        shutil.copy(source, door / source.name)
-    return door
+    return copy_launcher(tmp_path / "door")
 
 
 def test_tls_workers_the_manager_file_and_the_members(tmp_path):

@@ -364,16 +364,17 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
             "{'type': 'decode', 'instances': ['10.213.7.43:9900']}).encode(), headers={'Authorization': 'Bearer ' + sys.argv[1], "
             "'Content-Type': 'application/json'}); print(u.urlopen(r, timeout=10).status)")
     assert node_exec("llmops-pd-a2-p0", "python3", "-c", post, ADMIN_KEY).stdout.strip() == "200"
-    # the old client key rotated out: only the proxy restarts, and the old key is refused from then on
-    before = container_ids()
-    deploy("-e", json.dumps(dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:])))
-    after = container_ids()
-    assert [name for name in after if after[name] != before[name]] == ["pd-proxy"]
-    wait_http(PROXY + "/healthcheck")
+    # the old client key rotated out: its file is rewritten and the running front door reads it again (nothing
+    # restarts), and the old key is refused from then on
+    before, started = container_ids(), containers("llmops-pd-a2-p0", "pd_a2")["pd-proxy"]
+    rotated = deploy("-e", json.dumps(dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:])))
+    assert container_ids() == before and recap_changed(rotated.output)["pd_a2_p0"] > 0
+    assert containers("llmops-pd-a2-p0", "pd_a2")["pd-proxy"] == started  # running since before: never restarted
+    assert node_exec("llmops-pd-a2-p0", "cat", "/etc/llmops/secrets/pd-proxy/LLMOPS_FRONT_DOOR_KEYS").stdout == CLIENT_KEYS[1] + "\n"
     tried, bait = attempts_from_outside(CLIENT_KEYS[1], old_key=CLIENT_KEYS[0])
     assert tried["completion with a rotated-out key"] == 401 and tried["completion with a client key"] == 200 and bait == []
     result = deploy("-vvv", "--check", "--diff", "-e", json.dumps(dict(keys, vllm_engine_secret_env={"VLLM_API_KEY": "rotated-" + planted})))
-    assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key restarts
+    assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key: a file to write
     check_log_bundle(tmp_path, dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:]))
     deploy()  # back to the good plan for the remaining tests
     wait_http(PROXY + "/healthcheck")
@@ -648,8 +649,9 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     deploy(*on)
     verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *on, check=False)
     assert verified.returncode == 0, verified.output[-3000:]
-    # a new image and a rotated engines' key roll group by group with all of it on (the engines take the old key too
-    # until a later run empties vllm_engine_retiring_api_keys), and the cluster serves behind it afterwards
+    # a new image rolls group by group with all of it on, and a rotated engines' key goes with it (the engines' key
+    # files are written in place: they take the old key too until a later run empties vllm_engine_retiring_api_keys;
+    # the front door, restarted last, sends the new one); the cluster serves behind it afterwards
     old_key, new_key = everything["vllm_engine_secret_env"]["VLLM_API_KEY"], "engine-key-4712-9b1c7e2d5f"
     back = ("-e", json.dumps(dict(everything, vllm_engine_image="llmops-engine:test", vllm_engine_secret_env={"VLLM_API_KEY": new_key},
                                   vllm_engine_retiring_api_keys=[old_key])))

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = ROOT / "roles" / "pd_proxy" / "files"
@@ -66,17 +67,41 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
                               "admin_auth": True, "tls": False, "failover": True,
                               "metrics_url": "http://192.0.2.41:8081/metrics",
                               "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],
-                                       "files": ["/etc/llmops/pd_proxy/instances.json"]}}
+                                       # the clients' and admins' keys: rewritten without a restart
+                                       "files": ["/etc/llmops/pd_proxy/instances.json"]
+                                       + ["/etc/llmops/secrets/pd-proxy/LLMOPS_FRONT_DOOR_%sKEYS" % kind for kind in ("ADMIN_", "")]}}
     # deploy puts the values in from the host's variables: the keys one per line
     sources = dict(ENGINE_KEY, front_door={"client_keys": [CLIENT_A, CLIENT_B], "admin_keys": [ADMIN_A]})
     assert launch.secret_values(fields["secret_env"], sources) == {
         "OPENAI_API_KEY": PLANTED, "LLMOPS_FRONT_DOOR_KEYS": CLIENT_A + "\n" + CLIENT_B, "LLMOPS_FRONT_DOOR_ADMIN_KEYS": ADMIN_A}
 
 
-def test_a_rotated_key_changes_the_digest_and_tls_serves_https_from_mounted_files():
-    before = front_door.proxy_fields(settings(), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
-    after = front_door.proxy_fields(settings(client_keys=[CLIENT_B]), ENDPOINTS, ENGINE_KEY, "pd_a2")["secret_env"]["digest"]
-    assert before != after  # the proxy restarts with the new list
+def proxy_spec(**extra):
+    fields = front_door.proxy_fields(settings(**extra), ENDPOINTS, ENGINE_KEY, "pd_a2")
+    return launch.new_spec(name="pd-proxy", host="p0", image="img", **fields)
+
+
+def test_a_rotated_key_is_a_file_rewritten_not_a_restart_and_tls_serves_https_from_mounted_files(tmp_path):
+    before, after = proxy_spec(), proxy_spec(client_keys=[CLIENT_B])
+    # the launcher reads its key files again: the spec's identity (what restarts it) stays, the file's digest changes
+    assert launch.spec_hash(before) == launch.spec_hash(after)
+    path = "/etc/llmops/secrets/pd-proxy/LLMOPS_FRONT_DOOR_KEYS"
+    assert secret_files.live_digests([before])[path] != secret_files.live_digests([after])[path]
+    # the look finds the host's file different by its digest alone, and what deploy writes there matches it
+    sources = dict(ENGINE_KEY, front_door={"client_keys": [CLIENT_B], "admin_keys": [ADMIN_A]})
+    contents = secret_files.live_contents(after["secret_env"], launch.secret_values(after["secret_env"], sources))
+    assert contents[path] == CLIENT_B + "\n"
+    digests = secret_files.live_digests([after])
+    assert all(secret_files.file_digest(p, text[:-1]) == digests[p] for p, text in contents.items())
+    # a new engines' key restarts the proxy, in its wave after every engine took the key (they roll first)
+    rotated = front_door.proxy_fields(settings(), ENDPOINTS, {"secret_env": {"VLLM_API_KEY": "rotated-" + PLANTED}}, "pd_a2")
+    assert launch.spec_hash(launch.new_spec(name="pd-proxy", host="p0", image="img", **rotated)) != launch.spec_hash(before)
+    # on a host: a file with the planned value is current; another value or none is to write
+    current, stale = tmp_path / "current", tmp_path / "stale"
+    current.write_text(CLIENT_B + "\n")
+    stale.write_text(CLIENT_A + "\n")
+    wanted = {str(f): secret_files.file_digest(str(f), CLIENT_B) for f in (current, stale, tmp_path / "missing")}
+    assert secret_files.differing(wanted) == [str(tmp_path / "missing"), str(stale)]
     fields = front_door.proxy_fields(settings(tls_cert="/etc/pki/fd.crt", tls_key="/etc/pki/fd.key", tls_ca="/etc/pki/ca.crt"),
                                      ENDPOINTS, ENGINE_KEY, "pd_a2")
     assert fields["ready"] == {"http": "https://192.0.2.41:8081/healthcheck", "ca": "/etc/pki/ca.crt"}

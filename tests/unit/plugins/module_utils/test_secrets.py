@@ -44,14 +44,20 @@ def test_secret_values_appear_in_no_spec_and_are_named():
     assert plain["secret_env"] is None and plain["ready"]["http"].endswith("/v1/models")
 
 
-def test_a_changed_secret_changes_the_spec_hash():
+def test_a_changed_secret_changes_the_spec_hash_and_a_changed_key_its_file_alone():
     plan = plan_cluster(seeds.pd_a2())
     before = launch.engine_specs(plan, _engine())[0]
-    after = launch.engine_specs(plan, _engine(secret_env={"VLLM_API_KEY": "rotated-" + PLANTED}))[0]
+    after = launch.engine_specs(plan, _engine(role_env={"decode": {"HF_TOKEN": "rotated-" + PLANTED}}))[0]
     same = launch.engine_specs(plan, _engine())[0]
     assert launch.spec_hash(before) == launch.spec_hash(same)
-    assert launch.spec_hash(before) != launch.spec_hash(after)
+    assert launch.spec_hash(before) != launch.spec_hash(after)  # an environment secret: the container restarts
     assert PLANTED not in before["secret_env"]["digest"]
+    # the engines' key is a file the guard reads again: rewritten in place (its own digest changes), no restart
+    rotated = launch.engine_specs(plan, _engine(secret_env={"VLLM_API_KEY": "rotated-" + PLANTED}))[0]
+    assert launch.spec_hash(before) == launch.spec_hash(rotated)
+    path = before["secret_env"]["files"]["VLLM_API_KEY"]
+    assert secret_files.live_digests([before])[path] != secret_files.live_digests([rotated])[path]
+    assert before["meta"]["live"] == {"flags": [], "files": [path]}
 
 
 def test_the_values_come_back_only_from_the_host_variables():
@@ -138,12 +144,13 @@ def test_an_engine_with_a_key_runs_the_guard_on_every_route_and_vllms_own_flags_
     assert plain["command"][:2] == ["vllm", "serve"] and not plain["files"]  # no key: the seed's command as it is
 
 
-def test_a_retiring_key_goes_into_the_engines_key_file_and_rolls_them():
+def test_a_retiring_key_goes_into_the_engines_key_file_written_in_place():
     plan = plan_cluster(seeds.pd_a2())
     old = "old-" + PLANTED
     before = next(s for s in launch.engine_specs(plan, _engine()) if s["name"] == "vllm-prefill-dp0")
     rotating = next(s for s in launch.engine_specs(plan, _engine(retiring_api_keys=[old])) if s["name"] == "vllm-prefill-dp0")
-    assert launch.spec_hash(before) != launch.spec_hash(rotating) and old not in json.dumps(rotating)
+    assert launch.spec_hash(before) == launch.spec_hash(rotating) and old not in json.dumps(rotating)
+    assert secret_files.live_digests([before]) != secret_files.live_digests([rotating])
     sources = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {"MY_API_KEY": "k-" + PLANTED}, "retiring_api_keys": [old]}
     values = launch.secret_values(rotating["secret_env"], sources)
     env, files = secret_files.split(rotating["secret_env"], values)

@@ -17,6 +17,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.modules import container_state as module
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))
@@ -64,6 +65,22 @@ def test_a_config_file_that_differs_restarts_the_container_mounting_it_and_nothi
     assert result["firewall"] == {"nft": str(nft), "loaded": True, "file": False}
     same_files = look(capsys, specs=[spec], files={str(same): "a: 1\n"})
     assert same_files["changed_files"] == [] and same_files["status"] == {"vllm-x": "ok"} and "firewall" not in same_files
+
+
+def test_a_key_file_the_process_reads_again_is_found_by_its_digest_and_restarts_nothing(capsys, tmp_path, docker):
+    key_file = tmp_path / "secrets" / "vllm-x" / "VLLM_API_KEY"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text("engine-key-old\n")
+    record = {"names": ["VLLM_API_KEY"], "role": "decode", "digest": "0", "files": {"VLLM_API_KEY": str(key_file)}}
+    spec = launch.new_spec(name="vllm-x", host="h", image="img:1", secret_env=record,
+                           meta={"live": {"flags": [], "files": [str(key_file)]}})
+    secret_files.make_live(record, {"VLLM_API_KEY": "engine-key-new"})
+    docker(("vllm-x", "running", launch.spec_hash(spec)))
+    result = look(capsys, specs=[spec])
+    assert result["changed_files"] == [str(key_file)] and key_file.read_text() == "engine-key-old\n"  # nothing written
+    assert result["status"] == {"vllm-x": "ok"} and result["restart"] == []
+    key_file.write_text("engine-key-new\n")
+    assert look(capsys, specs=[spec])["changed_files"] == []
 
 
 def test_the_running_proxy_is_asked_which_members_it_lists_and_a_stopped_one_is_not(capsys, docker):

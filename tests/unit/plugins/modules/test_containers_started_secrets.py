@@ -13,7 +13,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.llmops.inference.plugins.modules import containers_started
+from ansible_collections.llmops.inference.plugins.modules import config_files, containers_started
 
 KEY = "engine-key-4711-6a0e3d9b-planted"
 
@@ -50,3 +50,17 @@ def test_a_changed_key_replaces_the_file_at_once_and_a_symlink_in_its_place_is_n
     path.symlink_to(elsewhere)
     _start(capsys, [_spec(path, KEY + "\n")])
     assert elsewhere.read_text() == "not a key\n" and not path.is_symlink() and path.read_text() == KEY + "\n"
+
+
+def test_config_files_writes_the_live_key_files_that_differ_and_none_in_check_mode(capsys, tmp_path):
+    path = tmp_path / "secrets" / "pd-proxy" / "LLMOPS_FRONT_DOOR_KEYS"
+    args = {"files": {}, "secret_files": {str(path): KEY + "\n"}}
+    with patch_module_args(dict(args, _ansible_check_mode=True)), pytest.raises(SystemExit):
+        config_files.main()
+    assert json.loads(capsys.readouterr().out)["changed_files"] == [str(path)] and not path.exists()
+    for expected in ([str(path)], []):  # written once, then found as planned
+        with patch_module_args(args), pytest.raises(SystemExit):
+            config_files.main()
+        result = json.loads(capsys.readouterr().out)
+        assert result["changed_files"] == expected and KEY not in json.dumps(result)
+    assert path.read_text() == KEY + "\n" and stat.S_IMODE(path.stat().st_mode) == 0o400

@@ -4,7 +4,7 @@
 """The attempts on a cluster's front door, made from wherever this runs (tests only; standard library).
 
     python3 front_door_attempts.py [--proxy URL --engine URL --bait-host ADDR --bait-port N
-        [--client-key K] [--old-key K] [--admin-key K] [--wait 3]] [--tcp ADDR:PORT ...]
+        [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]] [--tcp ADDR:PORT ...]
 
 With --proxy: runs a bait HTTP server on --bait-port first (what a host an attacker registers would be),
 then every attempt once, each bounded by a 10 s timeout. With --tcp: one TCP connection to each address
@@ -41,12 +41,12 @@ class Bait(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def status(url, body=None, key=None):
-    headers = {"Content-Type": "application/json"}
+def status(url, body=None, key=None, method=None, headers=None):
+    headers = dict({"Content-Type": "application/json"}, **(headers or {}))
     if key:
         headers["Authorization"] = "Bearer " + key
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers=headers, method="GET" if body is None else "POST")
+    request = urllib.request.Request(url, data=data, headers=headers, method=method or ("GET" if body is None else "POST"))
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status
@@ -65,6 +65,30 @@ def connect(address):
         return "refused"
     except OSError as err:
         return "timeout" if isinstance(err, socket.timeout) else type(err).__name__
+
+
+def variants(args, proxy, completion):
+    """Routes vLLM's own key check leaves open, the same path written otherwise, another method, the key elsewhere than
+    a Bearer header, the proxy's own host claimed in headers, a websocket."""
+    return [
+        ("an engine's /invocations without a key", status(args.engine + "/invocations", completion)),
+        ("an engine's /tokenize without a key", status(args.engine + "/tokenize", {"prompt": "attempt"})),
+        ("an engine's /docs without a key", status(args.engine + "/docs")),
+        ("completion at //v1/completions", status(proxy + "//v1/completions", completion)),
+        ("completion at /v1/completions/", status(proxy + "/v1/completions/", completion)),
+        ("completion at /V1/completions", status(proxy + "/V1/completions", completion)),
+        ("completion at /v1/./completions", status(proxy + "/v1/./completions", completion)),
+        ("completion by PUT", status(proxy + "/v1/completions", completion, method="PUT")),
+        ("models by HEAD", status(proxy + "/v1/models", method="HEAD")),
+        ("the client key as Basic credentials", status(proxy + "/v1/completions", completion,
+                                                       headers={"Authorization": "Basic " + args.client_key})),
+        ("the client key in X-API-Key", status(proxy + "/v1/completions", completion, headers={"X-API-Key": args.client_key})),
+        ("/instances/remove as if from the proxy's host (X-Forwarded-For, X-Real-IP)", status(
+            proxy + "/instances/remove", {"type": "decode", "instances": []},
+            headers={"X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1", "Forwarded": "for=127.0.0.1"})),
+        ("a websocket upgrade without a key", status(proxy + "/v1/realtime", headers={
+            "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})),
+    ]
 
 
 def attempts(args):
@@ -91,6 +115,12 @@ def attempts(args):
     ]
     if args.old_key:
         tried.append(("completion with a rotated-out key", status(proxy + "/v1/completions", completion, args.old_key)))
+    if args.variants:  # each one a wrong or missing key: the front door counts them against this address
+        tried += variants(args, proxy, completion)
+    if args.guess:  # last: the front door then answers this address 429 for a while, whatever its key
+        answers = [status(proxy + "/v1/completions", completion, "guess-%d" % number) for number in range(args.guess)]
+        tried.append(("%d wrong keys in a row: the last one" % args.guess, answers[-1]))
+        tried.append(("the client key right after them", status(proxy + "/v1/completions", completion, args.client_key)))
     return [{"attempt": name, "status": code} for name, code in tried]
 
 
@@ -104,6 +134,8 @@ def main():
     parser.add_argument("--old-key", default="")
     parser.add_argument("--admin-key", default="")
     parser.add_argument("--wait", type=float, default=3, help="seconds the bait keeps listening after the attempts")
+    parser.add_argument("--variants", action="store_true", help="also the variants of paths, methods and headers")
+    parser.add_argument("--guess", type=int, default=0, help="wrong keys to send in a row, last")
     parser.add_argument("--tcp", nargs="*", default=[], help="ADDR:PORT to open a TCP connection to")
     args = parser.parse_args()
     tried = []

@@ -307,10 +307,10 @@ CLIENT_KEYS = ["client-old-4711-5e2a9c0d7b3f", "client-new-4711-8d1f4b6e2a9c"]
 ADMIN_KEY = "admin-4711-3b7e0c9a5d2f1e8b"
 
 
-def attempts_from_outside(client_key, old_key=""):
+def attempts_from_outside(client_key, *extra, old_key=""):
     """The catalogue (tests/harness/front_door_attempts.py) from a container on the nodes' network that is not a node."""
     found = attacker("--proxy", PROXY, "--engine", "http://10.213.7.43:9900", "--bait-host", ATTACKER, "--bait-port", "9900",
-                     "--client-key", client_key, "--old-key", old_key, "--admin-key", ADMIN_KEY)
+                     "--client-key", client_key, "--old-key", old_key, "--admin-key", ADMIN_KEY, *extra)
     return {a["attempt"]: a["status"] for a in found["attempts"]}, found["bait"]
 
 
@@ -373,6 +373,14 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     assert node_exec("llmops-pd-a2-p0", "cat", "/etc/llmops/secrets/pd-proxy/LLMOPS_FRONT_DOOR_KEYS").stdout == CLIENT_KEYS[1] + "\n"
     tried, bait = attempts_from_outside(CLIENT_KEYS[1], old_key=CLIENT_KEYS[0])
     assert tried["completion with a rotated-out key"] == 401 and tried["completion with a client key"] == 200 and bait == []
+    # the variants of paths, methods and headers, the engines' routes outside /v1, then key guessing: every one refused
+    # (0: the firewall let nothing through; 429: the address guessed too often), the last ones by the rate limit
+    tried, bait = attempts_from_outside(CLIENT_KEYS[1], "--variants", "--guess", "25")
+    print("variants and guesses from outside: %s" % json.dumps(tried, indent=1))
+    assert {name for name, code in tried.items() if code not in (0, 401, 403, 429)} <= {"healthcheck (open)", "completion with a client key"}
+    assert tried["healthcheck (open)"] == 200 and tried["completion with a client key"] in (200, 429)  # 429: the guesses before
+    assert all(tried[name] == 0 for name in tried if name.startswith("an engine's"))
+    assert tried["25 wrong keys in a row: the last one"] == tried["the client key right after them"] == 429 and bait == []
     result = deploy("-vvv", "--check", "--diff", "-e", json.dumps(dict(keys, vllm_engine_secret_env={"VLLM_API_KEY": "rotated-" + planted})))
     assert planted not in result.output and recap_changed(result.output)["pd_a2_d0"] > 0  # a rotated key: a file to write
     check_log_bundle(tmp_path, dict(keys, pd_proxy_client_keys=CLIENT_KEYS[1:]))

@@ -18,6 +18,7 @@ import argparse
 import copy
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,8 +40,7 @@ def inventory(directory, hosts):
     lab_hosts = yaml.safe_load((LAB / "hosts.yml").read_text())["all"]["children"]["pd_a2"]["hosts"]
     decode_nodes = hosts - 2
     dp_size = decode_nodes * RANKS_PER_DECODE_NODE
-    # the lab's settings for every cluster (all.yml: the client network and key the secure defaults ask for), then pd_a2's
-    group_vars = dict(yaml.safe_load((LAB / "group_vars" / "all.yml").read_text()), **copy.deepcopy(lab))
+    group_vars = copy.deepcopy(lab)
     group_vars["vllm_engine_groups"]["decode"]["dp_size"] = dp_size
     # 100 HCCL ports per rank from 60000 fit 55 ranks; a larger group takes 10 each.
     group_vars["vllm_engine_groups"]["decode"]["hccl_port_range"] = {"base": 50000, "stride": 10, "size": 10}
@@ -52,6 +52,9 @@ def inventory(directory, hosts):
             "vllm_engine_local_ranks": RANKS_PER_DECODE_NODE, "vllm_engine_rank_start": index * RANKS_PER_DECODE_NODE,
         }
     (directory / "group_vars").mkdir(parents=True)
+    # the lab's settings for every cluster as they are (the client network, and the client key the secure defaults ask
+    # for: an ansible-vault value, which Ansible decrypts with the lab's demo password), then pd_a2's
+    shutil.copy(LAB / "group_vars" / "all.yml", directory / "group_vars" / "all.yml")
     (directory / "group_vars" / "pd_a2.yml").write_text(yaml.safe_dump(group_vars, sort_keys=False))
     (directory / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"pd_a2": {"hosts": members}}}}))
     return directory

@@ -10,7 +10,7 @@ shows. ``EngineGuard``, which ``vllm serve --middleware llmops_key_guard.EngineG
 for one of the keys of ``KEYS_FILE`` (one per line: during a rotation the new key and the one it replaces) on every
 HTTP path but ``/health`` (readiness) and ``/metrics`` (Prometheus), and closes a websocket that brings none. The
 file is read again whenever it changes, so a rewritten file takes effect without a restart; a missing or empty file
-lets nothing through.
+lets nothing through. ``LLMOPS_ENGINE_KEYS_FILE`` names another file (the tests' simulator, run as a process).
 
 The front door (pd_proxy) imports ``bearer``, ``key_matches`` and ``KeyFile`` from here for its own keys.
 """
@@ -91,7 +91,7 @@ class EngineGuard:
         self.keys = keys or KeyFile(os.environ.get("LLMOPS_ENGINE_KEYS_FILE", KEYS_FILE))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get("path") in OPEN_PATHS and scope["type"] == "http":
+        if scope["type"] not in ("http", "websocket") or (scope["type"] == "http" and scope.get("path") in OPEN_PATHS):
             return await self.app(scope, receive, send)
         if key_matches(bearer(scope.get("headers") or []), self.keys.keys()):
             return await self.app(scope, receive, send)

@@ -139,6 +139,8 @@ def admin_key(cluster):
 ATTACKER = "10.213.7.250"  # on the nodes' Docker network, not a node of any cluster
 # The pool modules' attacker: they run beside the pd_a2 lane (scripts/test.sh), whose tests use ATTACKER at the same time.
 POOL_ATTACKER = "10.213.7.249"
+# A second address outside the cluster: the front door counts wrong keys by address, and a running one keeps the count.
+SECOND_ATTACKER = "10.213.7.248"
 ATTEMPTS = HARNESS / "front_door_attempts.py"
 
 

@@ -40,7 +40,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import (ATTACKER, CLIENT, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
+from harness import (ATTACKER, CLIENT, SECOND_ATTACKER, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
                      tcp_from, wait_http, wait_until)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
@@ -307,10 +307,10 @@ CLIENT_KEYS = ["client-old-4711-5e2a9c0d7b3f", "client-new-4711-8d1f4b6e2a9c"]
 ADMIN_KEY = "admin-4711-3b7e0c9a5d2f1e8b"
 
 
-def attempts_from_outside(client_key, *extra, old_key=""):
+def attempts_from_outside(client_key, *extra, old_key="", address=ATTACKER):
     """The catalogue (tests/harness/front_door_attempts.py) from a container on the nodes' network that is not a node."""
-    found = attacker("--proxy", PROXY, "--engine", "http://10.213.7.43:9900", "--bait-host", ATTACKER, "--bait-port", "9900",
-                     "--client-key", client_key, "--old-key", old_key, "--admin-key", ADMIN_KEY, *extra)
+    found = attacker("--proxy", PROXY, "--engine", "http://10.213.7.43:9900", "--bait-host", address, "--bait-port", "9900",
+                     "--client-key", client_key, "--old-key", old_key, "--admin-key", ADMIN_KEY, *extra, address=address)
     return {a["attempt"]: a["status"] for a in found["attempts"]}, found["bait"]
 
 
@@ -319,8 +319,8 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     (issue 20) then checks client keys: the catalogue of attempts from outside, and a key rotated out."""
     planted = "s3cr3t-planted-4711-9c2e7a1b"
     # the attacker is a client network here: what its keys get is the point (the firewall is on, as by default)
-    keys = {"vllm_engine_secret_env": {"VLLM_API_KEY": planted}, "pd_proxy_client_keys": CLIENT_KEYS,
-            "pd_proxy_admin_keys": [ADMIN_KEY], "host_firewall_client_networks": ["10.213.7.1/32", ATTACKER + "/32"]}
+    keys = {"vllm_engine_secret_env": {"VLLM_API_KEY": planted}, "pd_proxy_client_keys": CLIENT_KEYS, "pd_proxy_admin_keys": [ADMIN_KEY],
+            "host_firewall_client_networks": ["10.213.7.1/32", ATTACKER + "/32", SECOND_ATTACKER + "/32"]}
     result = deploy("-vvv", "-e", json.dumps(keys))
     assert planted not in result.output and not any(key in result.output for key in CLIENT_KEYS + [ADMIN_KEY])
     assert "the output has been hidden due to the fact that 'no_log: true' was specified" in result.output
@@ -371,11 +371,12 @@ def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     assert container_ids() == before and recap_changed(rotated.output)["pd_a2_p0"] > 0
     assert containers("llmops-pd-a2-p0", "pd_a2")["pd-proxy"] == started  # running since before: never restarted
     assert node_exec("llmops-pd-a2-p0", "cat", "/etc/llmops/secrets/pd-proxy/LLMOPS_FRONT_DOOR_KEYS").stdout == CLIENT_KEYS[1] + "\n"
-    tried, bait = attempts_from_outside(CLIENT_KEYS[1], old_key=CLIENT_KEYS[0])
+    # from a second address: the running front door still counts the first one's wrong keys of a moment ago
+    tried, bait = attempts_from_outside(CLIENT_KEYS[1], old_key=CLIENT_KEYS[0], address=SECOND_ATTACKER)
     assert tried["completion with a rotated-out key"] == 401 and tried["completion with a client key"] == 200 and bait == []
     # the variants of paths, methods and headers, the engines' routes outside /v1, then key guessing: every one refused
     # (0: the firewall let nothing through; 429: the address guessed too often), the last ones by the rate limit
-    tried, bait = attempts_from_outside(CLIENT_KEYS[1], "--variants", "--guess", "25")
+    tried, bait = attempts_from_outside(CLIENT_KEYS[1], "--variants", "--guess", "25", address=SECOND_ATTACKER)
     print("variants and guesses from outside: %s" % json.dumps(tried, indent=1))
     assert {name for name, code in tried.items() if code not in (0, 401, 403, 429)} <= {"healthcheck (open)", "completion with a client key"}
     assert tried["healthcheck (open)"] == 200 and tried["completion with a client key"] in (200, 429)  # 429: the guesses before

@@ -11,11 +11,16 @@ the prefill request (its build_prefill_request, unchanged). What it lacks, this 
   answering 5xx is ejected; it serves again once /health answers and a pair probe (a one-token prefill, then a
   one-token decode with its kv_transfer_params, as verify sends) through it passes.
 - A try that fails before its client got a byte is sent again, at most LLMOPS_FRONT_DOOR_TRIES tries within
-  LLMOPS_FRONT_DOOR_DEADLINE seconds. A decoder that cannot be reached gets no second prefill: the same
-  kv_transfer_params go to another decoder, which reads the prefill's KV once. A decode 5xx (the pair's KV path
-  is suspect) starts again from another prefill: the failed try's KV stays held on its prefill until that
-  engine's own abort timeout frees it (vllm-ascend #13240; VLLM_NIXL_ABORT_REQUEST_TIMEOUT for NIXL), at most one
-  such block set per try. In-flight tries on a member that is ejected are moved at once (a hung engine).
+  LLMOPS_FRONT_DOOR_DEADLINE seconds, to a member this request has not tried yet, else to one it tried that still
+  serves (its try was only late: a refused or reset member is ejected, a 5xx makes its pair stale), as Envoy's
+  previous_hosts retry predicate gives up after its attempts. A decoder that never got the request (its connect
+  failed) gets no second prefill: the same kv_transfer_params go to another decoder, which reads the prefill's KV
+  once. A decoder that may have got it (the connection broke or timed out after the request went out) may have
+  read that KV already, and the prefill frees it once read: the request starts again from a prefill, so that no
+  decoder reads blocks the prefill gave to another request. So does a decode 5xx (the pair's KV path is suspect).
+  Such a try's KV stays held on its prefill until that engine's own abort timeout frees it (vllm-ascend #13240;
+  VLLM_NIXL_ABORT_REQUEST_TIMEOUT for NIXL), at most one such block set per try. In-flight tries on a member that
+  is ejected are moved at once (a hung engine).
 - No empty 200 (vllm-ascend #13140): a non-streaming answer is read whole and checked before it is sent; one that
   cannot be served is a 502 (504 past the deadline) with an OpenAI-style JSON error naming the cause; a role with
   no serving member is a fast 503 with Retry-After. A stream that loses its decoder after tokens went out ends with
@@ -43,7 +48,7 @@ import httpx  # the upstream proxy's own client library, in its image
 from front_door_guard import PROXY_FIELDS
 from front_door_health import ROLES, Member
 from front_door_stream import Events, choice_text, disconnected, error_json, event_data, first_choice
-from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch
+from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch, logger
 
 
 @dataclass
@@ -111,8 +116,10 @@ class Router(Watch):
             if idle:  # before a prefill holds KV that no decoder would take
                 await self.unavailable_or_give_up(request, send, idle, tries)
                 return
-            untried = [d.key for d in self.members.serving("decode") if d.key not in request.tried["decode"]]
-            prefill = self.members.pick("prefill", exclude=request.tried["prefill"], decoders_left=untried)
+            decoders = [d.key for d in self.members.serving("decode")]
+            untried = [key for key in decoders if key not in request.tried["decode"]] or decoders
+            prefill = (self.members.pick("prefill", exclude=request.tried["prefill"], decoders_left=untried)
+                       or self.members.pick("prefill", decoders_left=untried))
             if prefill is None:
                 request.cause = request.cause or "no prefill member with a proven pair to a decode member left to try"
                 await self.unavailable_or_give_up(request, send, "prefill", tries)
@@ -140,11 +147,12 @@ class Router(Watch):
 
     async def decoders(self, prefill: Member, kv: dict, request: Request, request_id: str, send: Send,
                        tries: int) -> tuple[str, int]:
-        """The prefill's KV to one decoder, and to another when that one cannot be reached before its first byte (the
-        KV is still held for the request: it is read once, by whichever decoder gets it). ("done", tries) once the
-        request is answered, ("pair", tries) for another prefill, ("recomputed", tries)."""
+        """The prefill's KV to one decoder, and to another when that one could not be reached (the KV is still held
+        for the request: it is read once, by whichever decoder gets it). ("done", tries) once the request is
+        answered, ("pair", tries) for another prefill, ("recomputed", tries)."""
         while True:
-            decode = self.members.pick("decode", exclude=request.tried["decode"], prefill=prefill.key)
+            decode = (self.members.pick("decode", exclude=request.tried["decode"], prefill=prefill.key)
+                      or self.members.pick("decode", prefill=prefill.key))
             if decode is None:
                 if self.members.serving("decode"):
                     return "pair", tries  # no proven pair with this prefill left, or all tried
@@ -193,8 +201,8 @@ class Router(Watch):
 
     async def decode(self, prefill: Member, member: Member, kv: dict, request: Request, request_id: str, send: Send) -> str:
         """One decode try: "done" (answered, or a stream ended with an error after its start), "decoder" (this
-        decoder failed before a byte: another one may take the same KV), "pair" (a 5xx: another prefill),
-        "recomputed"."""
+        decoder never got the request: another one may take the same KV), "pair" (a 5xx, or a try that broke after
+        the request went out: another prefill), "recomputed"."""
         assert self.client is not None
         body = dict(request.body, kv_transfer_params=kv) if kv else dict(request.body)
         bound = min(self.bounds.first_byte, self.left(request)) if request.stream else self.left(request)
@@ -207,7 +215,7 @@ class Router(Watch):
                 self.members.failed(member, request.cause, late=late(err))
                 request.tried["decode"].add(member.key)
                 self._signal()
-                return "decoder"
+                return "decoder" if never_sent(err) else "pair"
             self.release_prefill(request)  # the decoder has the prefill's KV now (upstream releases it there too)
             return await self._decoded(prefill, member, opened, request, send)
         finally:
@@ -378,6 +386,7 @@ class Router(Watch):
         what = "no answer within the request's deadline" if late else "could not be served"
         message = "%s after %d tries%s" % (what, tries, ": " + request.cause if request.cause else "")
         self.members.count("failed")
+        logger.warning("front door: a request answered %d: %s", status, message)  # the operator's one trace of it
         if request.committed:
             await self.stream_error(request, send, message, status)
             return
@@ -396,6 +405,11 @@ class Router(Watch):
                 return
         await self.answer(send, 503, error_json(503, "no member of the cluster is serving", "ServiceUnavailableError"),
                           headers=[(b"retry-after", str(max(1, math.ceil(self.bounds.interval))).encode())])
+
+
+def never_sent(err: BaseException) -> bool:
+    """A try whose connection never opened: the engine cannot have got the request (nor read a prefill's KV for it)."""
+    return isinstance(err, (httpx.ConnectError, httpx.ConnectTimeout))
 
 
 def late(err: BaseException) -> bool:

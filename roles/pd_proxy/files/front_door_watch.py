@@ -129,12 +129,17 @@ class Watch:
         """Sends a request to a member, once more on a new connection when the kept one ended before any answer: the
         engine may close an idle connection as it is reused, or after an answer it could not keep the connection open
         for (seen on real vLLM: RemoteProtocolError, which ejected a serving prefill); a dead engine refuses the second
-        try too. A /health probe, which changes nothing, also retries a reset (``retry_on``)."""
+        try too, and then the first error is raised: the engine may have got the request before it died (the router
+        must not take such a try for one that never reached it). A /health probe, which changes nothing, also
+        retries a reset (``retry_on``)."""
         assert self.client is not None and self.fresh is not None
         try:
             return await self.client.send(request, stream=stream)
-        except retry_on:
-            return await self.fresh.send(request, stream=stream)
+        except retry_on as first:
+            try:
+                return await self.fresh.send(request, stream=stream)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                raise first from None
 
     async def _get_health(self, member: Member) -> httpx.Response:
         assert self.client is not None

@@ -186,6 +186,16 @@ def running(docker, container):
     return {"true": True, "false": False}.get(seen.stdout.strip())
 
 
+def front_door_counts(proxy):
+    """The front door's /metrics lines of its members and its requests by outcome (what a failed check shows)."""
+    try:
+        with urllib.request.urlopen(proxy + "/metrics", timeout=10) as response:
+            text = response.read().decode()
+    except (urllib.error.URLError, OSError) as err:
+        return "its /metrics did not answer: %s" % err
+    return "\n".join(line for line in text.splitlines() if line.startswith("llmops_front_door") and not line.endswith(" 0"))
+
+
 def failover(args):
     front = {"Content-Type": "application/json", "Authorization": "Bearer " + args.client_key}
     name = model(args.proxy, headers=front)
@@ -199,6 +209,8 @@ def failover(args):
             try:
                 text = completion(args.proxy, name, "failover load %d of worker %d" % (number, worker), 8, headers=front)
                 results.append((time.monotonic() - started, None if text else "HTTP 200 with no text"))
+            except urllib.error.HTTPError as err:  # the front door's JSON error names the cause: kept whole
+                results.append((time.monotonic() - started, "HTTP %d: %s" % (err.code, err.read().decode(errors="replace")[:600])))
             except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as err:
                 results.append((time.monotonic() - started, "%s: %s" % (type(err).__name__, err)))
 
@@ -230,6 +242,7 @@ def failover(args):
           "the kill, serving again %s s after its container started (real vLLM's own start and a pair probe)%s" % (
               args.member, len(results), after, len(failed), ejected, back, errors))
     if failed or ejected is None or back is None or after < AFTER_KILL // 2:
+        print("the front door's own account of it:\n" + front_door_counts(args.proxy))
         sys.exit("failover: %d of %d failed, %d answered after the kill, ejected %s, back %s%s" % (
             len(failed), len(results), after, ejected, back, errors))
 

@@ -20,6 +20,10 @@ atomically by ``nft -f``, which other owners' tables never see. Its input chain 
 - the operator's own services (``open_ports``), from the networks named with them;
 and refuses everything else, IPv4 and IPv6: TCP with a reset, the rest with ICMP administratively prohibited. The
 table's comment carries a digest of its rules: status and deploy compare it with what is loaded.
+
+The table survives a reboot and the distribution's own service: a oneshot systemd unit per table loads the same file
+after nftables.service (Debian's /etc/nftables.conf begins with ``flush ruleset``, at boot and on every restart or
+reload of that service) and again whenever that service restarts or reloads.
 """
 
 from __future__ import annotations
@@ -33,36 +37,81 @@ from ansible_collections.llmops.inference.plugins.module_utils import _commands 
 from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
 
 FRONT_DOOR_OWNER = "pd_proxy"
+BOOT_UNIT_DIR = "/etc/systemd/system"
+SYSTEMD_RUNNING = "/run/systemd/system"
 # The table's comment: the digest of its rules, written by ruleset() and read back by status and the look.
 DIGEST_COMMENT = 'comment "llmops %s"'
 _DIGEST = re.compile(re.escape(DIGEST_COMMENT).replace("%s", "([0-9a-f]+)"))
 
 
+def boot_unit_path(table: str) -> str:
+    return "%s/llmops-firewall-%s.service" % (BOOT_UNIT_DIR, table)
+
+
+def boot_unit(table: str, path: str, nft: str = "/usr/sbin/nft") -> str:
+    """The systemd unit that loads ``path`` at boot and after nftables.service (as ordered as that unit is: before the
+    network is up and before Docker starts the containers whose ports the table guards)."""
+    load_it = "%s -f %s" % (nft, path)
+    return "\n".join([
+        "# llmops.inference host_firewall: table inet %s, loaded again after nftables.service flushed the ruleset" % table,
+        "[Unit]",
+        "Description=llmops.inference host firewall (table inet %s)" % table,
+        "DefaultDependencies=no",
+        "Wants=network-pre.target",
+        "After=nftables.service",
+        "Before=network-pre.target docker.service shutdown.target",
+        "Conflicts=shutdown.target",
+        "PartOf=nftables.service",
+        "ReloadPropagatedFrom=nftables.service",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "ExecStart=" + load_it,
+        "ExecReload=" + load_it,
+        "",
+        "[Install]",
+        "WantedBy=sysinit.target",
+        ""])
+
+
+def systemd_runs() -> bool:
+    """Whether systemd is the host's init (sd_booted(3) looks for this directory)."""
+    return os.path.isdir(SYSTEMD_RUNNING)
+
+
 def found_on_host(module, table, path, text=None):
-    """{nft: its path or None, loaded: the table is loaded, file: its rules file exists} on the module's host; with the
-    planned rules ``text``, also current: the loaded table carries the digest of those rules and the file holds them, so
-    deploy has nothing to load or write (a secured cluster's no-op run then leaves the firewall role out)."""
+    """{nft: its path or None, loaded: the table is loaded, file: its rules file exists, unit: its boot unit exists} on
+    the module's host; with the planned rules ``text``, also current: the loaded table carries the digest of those
+    rules and the file and the boot unit hold them, so deploy has nothing to load or write (a secured cluster's no-op
+    run then leaves the firewall role out)."""
     nft = module.get_bin_path("nft")
     loaded = False
     listing = ""
     if nft and table:
         rc, listing, _err = commands.run(module, [nft, "list", "table", "inet", table])
         loaded = rc == 0
-    found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path)}
+    unit = boot_unit_path(table) if table else ""
+    found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path), "unit": bool(unit) and os.path.exists(unit)}
     if text is not None:
         planned = loaded_digest(text)
-        try:
-            holds = read_text(path) == text
-        except (OSError, UnicodeDecodeError):  # unreadable: written again
-            holds = False
+        holds = _holds(path, text) and bool(nft) and _holds(unit, boot_unit(table, path, nft))
         found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and holds)
     return found
 
 
-def load(module, path: str, text: str) -> str | None:
+def _holds(path: str, text: str) -> bool:
+    try:
+        return read_text(path) == text
+    except (OSError, UnicodeDecodeError):  # unreadable: written again
+        return False
+
+
+def load(module, path: str, text: str, table: str) -> str | None:
     """Writes the host's rules file (0644) and loads it with ``nft -f``, one transaction that replaces the collection's
-    table only (the host_firewall role's apply, for a host where nothing of the cluster runs yet: in the call of its
-    first start, before any container of it listens). Returns what failed, or None."""
+    table only, then writes its boot unit and enables it where systemd runs (the host_firewall role's apply, and for a
+    host where nothing of the cluster runs yet, the call of its first start, before any container of it listens).
+    Returns what failed, or None."""
     nft = module.get_bin_path("nft")
     if not nft:
         return ("host_firewall_enabled is true but nft is not installed. Fix: install Debian's nftables package "
@@ -70,7 +119,56 @@ def load(module, path: str, text: str) -> str | None:
     write_text(path, text)
     module.set_mode_if_different(path, "0644", False)
     rc, _out, err = commands.run(module, [nft, "-f", path])
-    return None if rc == 0 else "nft -f %s failed: %s" % (path, err.strip()[-600:])
+    if rc != 0:
+        return "nft -f %s failed: %s" % (path, err.strip()[-600:])
+    return _at_boot(module, table, boot_unit(table, path, nft))
+
+
+def _at_boot(module, table: str, unit_text: str) -> str | None:
+    """Writes the table's boot unit when it differs; where systemd runs, reloads it then and enables and starts it (its
+    start loads the same file again: nothing changes)."""
+    unit = boot_unit_path(table)
+    written = not _holds(unit, unit_text)
+    if written:
+        write_text(unit, unit_text)
+        module.set_mode_if_different(unit, "0644", False)
+    systemctl = module.get_bin_path("systemctl")
+    if not systemd_runs() or not systemctl:
+        return None
+    steps = ([[systemctl, "daemon-reload"]] if written else []) + [[systemctl, "enable", "--now", os.path.basename(unit)]]
+    for argv in steps:
+        rc, _out, err = commands.run(module, argv)
+        if rc != 0:
+            return "%s failed: %s" % (" ".join(argv[1:]), err.strip()[-600:])
+    return None
+
+
+def remove(module, table: str, path: str) -> tuple[bool, str | None]:
+    """Deletes the collection's table, its rules file and its boot unit (disabled first where systemd runs; stopping it
+    changes no rule), whichever is there. (whether anything was removed, what failed or None)."""
+    removed = False
+    nft = module.get_bin_path("nft")
+    if nft and commands.run(module, [nft, "list", "table", "inet", table])[0] == 0:
+        rc, _out, err = commands.run(module, [nft, "delete", "table", "inet", table])
+        # two inventory hosts on one machine (instances) may race: the loser finds it gone
+        if rc != 0 and commands.run(module, [nft, "list", "table", "inet", table])[0] == 0:
+            return removed, "nft delete table inet %s failed: %s" % (table, err.strip()[-600:])
+        removed = removed or rc == 0
+    unit = boot_unit_path(table)
+    systemctl = module.get_bin_path("systemctl") if systemd_runs() else None
+    if os.path.exists(unit) and systemctl:
+        rc, _out, err = commands.run(module, [systemctl, "disable", "--now", os.path.basename(unit)])
+        if rc != 0:
+            return removed, "systemctl disable --now %s failed: %s" % (os.path.basename(unit), err.strip()[-600:])
+    for gone in (path, unit):
+        try:
+            os.remove(gone)
+            removed = True
+        except FileNotFoundError:  # never written, or the machine's other inventory host was first
+            pass
+    if systemctl and removed:
+        commands.run(module, [systemctl, "daemon-reload"])
+    return removed, None
 
 
 def loaded_digest(text):

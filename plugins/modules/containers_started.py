@@ -82,8 +82,9 @@ options:
     default: {}
   firewall:
     description:
-      - The host firewall's rules file and its content (C(file), C(text)), written and loaded with C(nft -f) before
-        anything else of the call, as the host_firewall role's apply does. The deploy hands them to the first step of a
+      - The host firewall's rules file, its content and its table (C(file), C(text), C(table)), written and loaded
+        with C(nft -f) before anything else of the call, its boot unit written and enabled where systemd runs, as the
+        host_firewall role's apply does. The deploy hands them to the first step of a
         host where nothing of the cluster ran when it looked (no port of the cluster listens there before that step),
         rather than spend that role's four calls to the host on the path to serving. Not loaded in check mode.
     type: dict
@@ -94,6 +95,10 @@ options:
         required: true
       text:
         description: The rules, as plan mode renders them.
+        type: str
+        required: true
+      table:
+        description: The collection's nftables table the rules hold (its boot unit is named after it).
         type: str
         required: true
 """
@@ -170,13 +175,14 @@ def main():
             secret_files=dict(type="dict", default={}, no_log=True),
             absent=dict(type="list", elements="str", default=[]),
             dirs=dict(type="list", elements="str", default=[]),
-            firewall=dict(type="dict", options=dict(file=dict(type="path", required=True), text=dict(type="str", required=True))),
+            firewall=dict(type="dict", options=dict(file=dict(type="path", required=True), text=dict(type="str", required=True),
+                                                    table=dict(type="str", required=True))),
         ),
         supports_check_mode=True,
     )
     docker = module.get_bin_path("docker", required=True)
     rules = module.params["firewall"]
-    failed = None if module.check_mode or not rules else firewall.load(module, rules["file"], rules["text"])
+    failed = None if module.check_mode or not rules else firewall.load(module, rules["file"], rules["text"], rules["table"])
     if failed:
         module.fail_json(msg="the host firewall was not loaded, so nothing was started: " + failed)
     made_dirs = make_dirs(module, module.params["dirs"], "0700")

@@ -25,8 +25,8 @@ description:
   - C(fabric) - per NPU of O(npus), what C(hccn_tool) says of its link, network health, IP and TLS switch.
     C(ping) - whether each ping of O(ping) got every packet back.
   - C(firewall) - C(nft) (its path or null), whether the table O(firewall_table) is loaded, and whether the file
-    O(firewall_file) exists. With the host firewall off, deploy removes the collection's table and file only where
-    either is there.
+    O(firewall_file) and the table's boot unit exist. With the host firewall off, deploy removes the collection's
+    table, file and unit only where one of them is there.
   - C(etcd) - for each endpoint of O(etcd), whether this host reaches it and whether its C(/health) says healthy.
   - Reads only.
 author:

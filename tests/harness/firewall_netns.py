@@ -6,13 +6,17 @@ a second one (tests only; standard library, iproute2 and nft; run as root in a t
 CAP_SYS_ADMIN).
 
     python3 firewall_netns.py RULES --host ADDR --host6 ADDR6 --source ADDR... --listen PORT... \
-        --probe SOURCE,PORT... [--outbound SOURCE,PORT]
+        --probe SOURCE,PORT... [--outbound SOURCE,PORT] [--restart-nftables UNIT]
 
 Makes the namespaces "fwhost" (the host: ADDR and ADDR6 on a veth) and "fwpeer" (every --source address on the
 other end), loads RULES in fwhost with ``nft -f``, listens on every --listen port there (one dual-stack socket each),
 then connects from fwpeer, from each probe's source address to the host's address of that family. --outbound: the
-host connects to a listener on that peer address (the replies must come back). Prints one JSON object
-{"SOURCE,PORT": connected / refused / timeout, "outbound": ...}. Only the namespaces it made are asked.
+host connects to a listener on that peer address (the replies must come back). --restart-nftables: before the
+probes, what ``systemctl restart nftables`` does to the host's rules, run in its namespace: the ExecStop and ExecStart
+of the image's own nftables.service (Debian's: ``flush ruleset``, then /etc/nftables.conf, which flushes again), then
+the ExecStart of UNIT, the collection's boot unit (PartOf that service, ordered after it). Prints one JSON object
+{"SOURCE,PORT": connected / refused / timeout, "outbound": ..., "flushed": whether the restart had removed the
+collection's table before UNIT ran}. Only the namespaces it made are asked.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import shlex
 import socket
 import subprocess
 import sys
@@ -50,6 +55,27 @@ def make_namespaces(host: str, host6: str, sources: list[str]) -> None:
         for address in addresses:
             sh(*in_ns(namespace, "ip", "addr", "add", address_cidr(address), "dev", device, "nodad"))
         sh(*in_ns(namespace, "ip", "link", "set", device, "up"))
+
+
+DISTRIBUTION_UNIT = "/lib/systemd/system/nftables.service"
+
+
+def exec_lines(unit: str) -> dict[str, list[str]]:
+    """{ExecStart: argv, ...} of a systemd unit file."""
+    with open(unit, encoding="utf-8") as text:
+        return {key: shlex.split(value) for key, _eq, value in (line.strip().partition("=") for line in text)
+                if key.startswith("Exec")}
+
+
+def restart_nftables(unit: str) -> bool:
+    """``systemctl restart nftables`` in the host namespace, then the collection's unit; whether the collection's
+    table was gone in between."""
+    distribution = exec_lines(DISTRIBUTION_UNIT)
+    for step in ("ExecStop", "ExecStart"):
+        sh(*in_ns(HOST, *distribution[step]))
+    listing = subprocess.run(in_ns(HOST, "nft", "list", "ruleset"), check=True, capture_output=True, text=True).stdout
+    sh(*in_ns(HOST, *exec_lines(unit)["ExecStart"]))
+    return 'comment "llmops ' not in listing
 
 
 def listen(ports: list[int]) -> None:
@@ -107,6 +133,7 @@ def main() -> int:
     parser.add_argument("--listen", nargs="*", type=int, default=[])
     parser.add_argument("--probe", nargs="*", default=[])
     parser.add_argument("--outbound")
+    parser.add_argument("--restart-nftables", metavar="UNIT")
     parser.add_argument("--role", choices=["listen", "probe"])
     args = parser.parse_args()
     if args.role == "listen":
@@ -117,6 +144,7 @@ def main() -> int:
         return 0
     make_namespaces(args.host, args.host6, args.source)
     sh(*in_ns(HOST, "nft", "-f", args.rules))
+    flushed = restart_nftables(args.restart_nftables) if args.restart_nftables else None
     me = [sys.executable, __file__, "--host", args.host, "--host6", args.host6]
     listener = subprocess.Popen(in_ns(HOST, *me, "--role", "listen", "--listen", *map(str, args.listen)), stdout=subprocess.PIPE, text=True)
     outbound = None
@@ -138,6 +166,8 @@ def main() -> int:
             server.kill()
         for namespace in (HOST, PEER):
             subprocess.run(["ip", "netns", "del", namespace], check=False)
+    if flushed is not None:
+        answers["flushed"] = flushed
     print(json.dumps(answers))
     return 0
 

@@ -40,17 +40,20 @@ def rules(cluster=None, **settings):
     return firewall.ruleset(plan_cluster(cluster), "pd_a2_p0", settings)
 
 
-def probed(tmp_path, table, sources, ports):
-    """{SOURCE,PORT: answer} of the table loaded in a namespace of a throwaway node container, and "outbound"."""
+def probed(tmp_path, table, sources, ports, restart=False):
+    """{SOURCE,PORT: answer} of the table loaded in a namespace of a throwaway node container, and "outbound"; with
+    ``restart``, probed after the node's own nftables.service restarted and the collection's boot unit ran ("flushed")."""
     (tmp_path / "rules.nft").write_text(table["text"])
+    (tmp_path / "boot.service").write_text(firewall.boot_unit(table["table"], "/rules/rules.nft"))
     probes = ["%s,%d" % (source, port) for source in sources for port in ports]
+    restarting = ["--restart-nftables", "/rules/boot.service"] if restart else []
     run = subprocess.run(
         # NET_ADMIN and SYS_ADMIN for the namespaces and nftables (--privileged is refused here: HARNESS_NOTES)
         ["docker", "run", "--rm", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
          "--security-opt", "apparmor=unconfined", "--network", "none", "--label", "llmops.harness=1",
          "-v", "%s:/fw:ro" % (ROOT / "tests" / "harness"), "-v", "%s:/rules:ro" % tmp_path, "--entrypoint", "python3",
          "llmops-node:test", "/fw/firewall_netns.py", "/rules/rules.nft", "--host", HOST, "--host6", HOST6,
-         "--source", *sources, "--listen", *map(str, ports), "--probe", *probes, "--outbound", "%s,5555" % sources[-1]],
+         "--source", *sources, "--listen", *map(str, ports), "--probe", *probes, "--outbound", "%s,5555" % sources[-1], *restarting],
         capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     seen = json.loads(run.stdout)
@@ -69,8 +72,10 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     spans = [tuple(int(part) for part in span.split("-")) for span in table["ports"]]
     planned = {port for port in PORTS if any(span[0] <= port <= span[-1] for span in spans)}
     assert planned == {FRONT_DOOR, API, DP_RPC, KV}  # SSH and the run-time port are no port of the plan
-    seen = probed(tmp_path, table, [PEER, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS)
+    # probed after `systemctl restart nftables` as Debian's unit does it (flush ruleset) and the boot unit ran
+    seen = probed(tmp_path, table, [PEER, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS, restart=True)
     print("outbound from the host to an outsider:", seen["outbound"])
+    assert seen.pop("flushed") is True  # the distribution's restart had removed the table: the unit loaded it again
 
     assert connected(seen, PEER, PORTS) == set(PORTS)  # a cluster host: planned ports and run-time ones
     assert connected(seen, CLIENT, PORTS) == {SSH, FRONT_DOOR}

@@ -75,6 +75,9 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
     other = firewall.ruleset(plan, "pd_a2_p0", dict(SETTINGS, client_networks=["198.51.100.7"]))
     path = tmp_path / "llmops_pd_a2.nft"
     path.write_text(planned["text"])
+    monkeypatch.setattr(firewall, "BOOT_UNIT_DIR", str(tmp_path))
+    unit = tmp_path / "llmops-firewall-llmops_pd_a2.service"
+    unit.write_text(firewall.boot_unit("llmops_pd_a2", str(path), "/usr/sbin/nft"))
 
     def current(loaded):
         monkeypatch.setattr(firewall.commands, "run", _nft(loaded))
@@ -83,6 +86,9 @@ def test_the_look_says_whether_the_loaded_table_and_its_file_are_the_planned_one
     assert current(_listing(planned)) is True  # deploy then leaves the firewall role out
     assert current(_listing(other)) is False  # loaded with other rules: deploy loads the planned ones
     assert current(None) is False
+    unit.unlink()  # loaded, but gone at the next boot: deploy writes its unit again
+    assert current(_listing(planned)) is False
+    unit.write_text(firewall.boot_unit("llmops_pd_a2", str(path), "/usr/sbin/nft"))
     path.write_text(planned["text"].replace("reject", "drop"))  # the file edited by hand: written again
     assert current(_listing(planned)) is False
     path.unlink()
@@ -184,3 +190,65 @@ def test_inventory_hosts_sharing_a_machine_write_one_table_with_both_instances_p
     decode_host = next(h for h in rules if h != "box2b" and "8200" in rules[h]["ports"])
     assert rules["box2b"]["text"] == rules[decode_host]["text"]  # one file, one table: neither drops the other's ports
     assert {"8200", "8300"} <= set(rules["box2b"]["ports"])
+
+
+def test_the_boot_unit_loads_the_table_after_the_distributions_service_flushed_the_ruleset():
+    unit = firewall.boot_unit("llmops_pd_a2", "/etc/llmops/firewall/llmops_pd_a2.nft", "/usr/sbin/nft")
+    lines = unit.splitlines()
+    # Debian's nftables.service runs /etc/nftables.conf (`flush ruleset`) at boot, on restart and on reload
+    assert {"After=nftables.service", "PartOf=nftables.service", "ReloadPropagatedFrom=nftables.service"} <= set(lines)
+    assert "ExecStart=/usr/sbin/nft -f /etc/llmops/firewall/llmops_pd_a2.nft" in lines
+    assert "ExecReload=/usr/sbin/nft -f /etc/llmops/firewall/llmops_pd_a2.nft" in lines
+    assert "Before=network-pre.target docker.service shutdown.target" in lines  # no container listens unguarded
+    assert lines[lines.index("[Install]") + 1] == "WantedBy=sysinit.target" and "RemainAfterExit=yes" in lines
+    assert firewall.boot_unit_path("llmops_pd_a2") == "/etc/systemd/system/llmops-firewall-llmops_pd_a2.service"
+
+
+class _Recorder(_Host):
+    """An AnsibleModule stand-in that records the commands run and sets no mode."""
+
+    def __init__(self):
+        self.ran = []
+
+    def set_mode_if_different(self, *_args):
+        return False
+
+    def run(self, _module, argv):
+        self.ran.append(argv[1:])
+        if argv[1:3] == ["list", "table"]:
+            return (0 if self.loaded else 1), "", ""
+        if argv[1:3] == ["delete", "table"]:
+            self.loaded = False
+        return 0, "", ""
+
+    loaded = True
+
+
+def test_load_writes_the_boot_unit_and_enables_it_where_systemd_runs(tmp_path, monkeypatch):
+    rules = tmp_path / "rules" / "llmops_pd_a2.nft"
+    rules.parent.mkdir()
+    monkeypatch.setattr(firewall, "BOOT_UNIT_DIR", str(tmp_path / "units"))
+    host = _Recorder()
+    monkeypatch.setattr(firewall.commands, "run", host.run)
+    monkeypatch.setattr(firewall, "SYSTEMD_RUNNING", str(tmp_path / "no-systemd"))
+    assert firewall.load(host, str(rules), "table inet llmops_pd_a2 {}\n", "llmops_pd_a2") is None
+    unit = tmp_path / "units" / "llmops-firewall-llmops_pd_a2.service"
+    assert unit.read_text() == firewall.boot_unit("llmops_pd_a2", str(rules), "/usr/sbin/nft")
+    assert host.ran == [["-f", str(rules)]]  # a host without systemd (a container): the unit is written, nothing enabled
+    monkeypatch.setattr(firewall, "SYSTEMD_RUNNING", str(tmp_path))
+    host.ran = []
+    assert firewall.load(host, str(rules), "table inet llmops_pd_a2 {}\n", "llmops_pd_a2") is None
+    assert host.ran == [["-f", str(rules)], ["enable", "--now", unit.name]]  # unchanged unit: no daemon-reload
+    unit.write_text("edited by hand")
+    host.ran = []
+    firewall.load(host, str(rules), "table inet llmops_pd_a2 {}\n", "llmops_pd_a2")
+    assert host.ran == [["-f", str(rules)], ["daemon-reload"], ["enable", "--now", unit.name]]
+    assert unit.read_text() == firewall.boot_unit("llmops_pd_a2", str(rules), "/usr/sbin/nft")
+    # the firewall turned off: table, rules file and unit go, the unit disabled first
+    host.ran = []
+    assert firewall.remove(host, "llmops_pd_a2", str(rules)) == (True, None)
+    assert not rules.exists() and not unit.exists()
+    assert host.ran == [["list", "table", "inet", "llmops_pd_a2"], ["delete", "table", "inet", "llmops_pd_a2"],
+                        ["disable", "--now", unit.name], ["daemon-reload"]]
+    host.ran = []
+    assert firewall.remove(host, "llmops_pd_a2", str(rules)) == (False, None)  # nothing left: nothing done

@@ -62,7 +62,7 @@ def test_a_config_file_that_differs_restarts_the_container_mounting_it_and_nothi
     result = look(capsys, specs=[spec], files=spec["files"], firewall_table="llmops_c", firewall_file=str(tmp_path / "none.nft"))
     assert result["changed_files"] == [str(other)] and other.read_text() == "b: old\n"
     assert result["status"] == {"vllm-x": "changed"} and result["restart"] == ["vllm-x"]
-    assert result["firewall"] == {"nft": str(nft), "loaded": True, "file": False}
+    assert result["firewall"] == {"nft": str(nft), "loaded": True, "file": False, "unit": False}
     same_files = look(capsys, specs=[spec], files={str(same): "a: 1\n"})
     assert same_files["changed_files"] == [] and same_files["status"] == {"vllm-x": "ok"} and "firewall" not in same_files
 

@@ -23,17 +23,28 @@ def _start(capsys, firewall, check=False):
     return json.loads(capsys.readouterr().out)
 
 
-def test_the_rules_file_is_written_then_loaded_in_one_nft_transaction(capsys, tmp_path, tools):
+def test_the_rules_file_is_written_then_loaded_in_one_nft_transaction(capsys, tmp_path, tools, host_units):
     path = tmp_path / "etc" / "llmops_lab.nft"
-    result = _start(capsys, {"file": str(path), "text": RULES})
+    result = _start(capsys, {"file": str(path), "text": RULES, "table": "llmops_lab"})
     assert result["changed"] and result["firewall_loaded"]
     assert path.read_text() == RULES and oct(path.stat().st_mode & 0o777) == "0o644"
     assert tools.read_text().splitlines()[0] == "nft -f %s" % path  # before docker is asked anything
+    unit = host_units / "llmops-firewall-llmops_lab.service"  # loaded again at boot; no systemd here to enable it
+    assert "ExecStart=%s -f %s" % (tools.parent / "bin" / "nft", path) in unit.read_text().splitlines()
+    assert not any(line.startswith("systemctl") for line in tools.read_text().splitlines())
+
+
+def test_where_systemd_runs_the_boot_unit_is_enabled_before_any_container_acts(capsys, tmp_path, tools, monkeypatch):
+    monkeypatch.setattr(containers_started.firewall, "SYSTEMD_RUNNING", str(tmp_path))
+    path = tmp_path / "etc" / "llmops_lab.nft"
+    _start(capsys, {"file": str(path), "text": RULES, "table": "llmops_lab"})
+    assert tools.read_text().splitlines()[:3] == [
+        "nft -f %s" % path, "systemctl daemon-reload", "systemctl enable --now llmops-firewall-llmops_lab.service"]
 
 
 def test_a_table_nft_refuses_stops_the_start_and_says_why(capsys, tmp_path, tools, monkeypatch):
     monkeypatch.setenv("NFT_FAILS", "1")
-    result = _start(capsys, {"file": str(tmp_path / "llmops_lab.nft"), "text": RULES})
+    result = _start(capsys, {"file": str(tmp_path / "llmops_lab.nft"), "text": RULES, "table": "llmops_lab"})
     assert result["failed"] and "the host firewall was not loaded, so nothing was started" in result["msg"]
     assert "syntax error" in result["msg"]
     assert not any(line.startswith("docker") for line in tools.read_text().splitlines())
@@ -41,5 +52,6 @@ def test_a_table_nft_refuses_stops_the_start_and_says_why(capsys, tmp_path, tool
 
 def test_check_mode_loads_nothing(capsys, tmp_path, tools):
     path = tmp_path / "llmops_lab.nft"
-    result = _start(capsys, {"file": str(path), "text": RULES}, check=True)
-    assert not path.exists() and not any(line.startswith("nft") for line in tools.read_text().splitlines())
+    result = _start(capsys, {"file": str(path), "text": RULES, "table": "llmops_lab"}, check=True)
+    assert result["changed"] and not path.exists()
+    assert not any(line.startswith(("nft", "systemctl")) for line in tools.read_text().splitlines())

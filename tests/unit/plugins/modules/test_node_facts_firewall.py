@@ -35,8 +35,8 @@ def fake_nft(tmp_path, monkeypatch):
 def test_a_loaded_table_and_its_file_are_both_seen(capsys, tmp_path, fake_nft):
     rules = tmp_path / "llmops_lab.nft"
     rules.write_text("table inet llmops_lab {}\n")
-    assert _gather(capsys, "llmops_lab", str(rules)) == {"nft": fake_nft, "loaded": True, "file": True}
+    assert _gather(capsys, "llmops_lab", str(rules)) == {"nft": fake_nft, "loaded": True, "file": True, "unit": False}
 
 
 def test_another_clusters_table_and_a_missing_file_are_not(capsys, tmp_path, fake_nft):
-    assert _gather(capsys, "llmops_other", str(tmp_path / "llmops_other.nft")) == {"nft": fake_nft, "loaded": False, "file": False}
+    assert _gather(capsys, "llmops_other", str(tmp_path / "llmops_other.nft")) == {"nft": fake_nft, "loaded": False, "file": False, "unit": False}

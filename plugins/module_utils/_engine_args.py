@@ -41,7 +41,8 @@ PLAN_OWNED = {
     "data-parallel-rpc-port": "vllm_engine_groups.<role>.dp_rpc_port",
     "tensor-parallel-size": "vllm_engine_groups.<role>.tp_size",
     "api-server-count": "vllm_engine_api_server_count (per host)",
-    "kv-transfer-config": "vllm_engine_connector (with vllm_engine_mooncake_extra_config and the groups' kv_port and kv_role)",
+    "kv-transfer-config": "vllm_engine_connector (with vllm_engine_mooncake_extra_config or vllm_engine_nixl_extra_config and "
+                          "the groups' kv_port and kv_role)",
 }
 
 # Settings prefill and decode must share: (flag, rule, why, source). "equal": the same value (absent on

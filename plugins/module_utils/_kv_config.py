@@ -50,6 +50,8 @@ def _nixl(cluster, group, engine_id):
         config["engine_id"] = engine_id
     if cluster.hardware == "cpu":
         config["kv_buffer_device"] = "cpu"
+    if cluster.nixl_extra_config:
+        config["kv_connector_extra_config"] = dict(cluster.nixl_extra_config)
     return config
 
 

@@ -61,6 +61,9 @@ INSTANCE_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 # MooncakeConnectorV2's kv_connector_extra_config: the keys the seeds use. The connector reads more
 # across versions, so other keys pass unless they look like a misspelling of one of these.
 MOONCAKE_EXTRA_KEYS = ("prefill", "decode", "use_ascend_direct")
+# what vLLM 0.32's NixlConnector reads of its kv_connector_extra_config (nixl/*.py, get_from_extra_config)
+NIXL_EXTRA_KEYS = ("backends", "bidirectional_kv_xfer", "decoder_kv_blocks_ttl", "enforce_handshake_compat", "engine_ttl",
+                   "kv_lease_duration", "kv_recompute_threshold", "num_threads", "push_registration_timeout")
 MOONCAKE_TOPOLOGY_KEYS = ("dp_size", "tp_size")
 
 
@@ -224,6 +227,7 @@ class Cluster:
     known_flags: t.Tuple[str, ...] = ()  # flags of the image's vLLM beyond the collection's list (vllm_engine_known_flags)
     role_args: t.Dict[str, t.Dict[str, t.Any]] = dataclasses.field(default_factory=dict)
     retired: t.Tuple[Node, ...] = ()  # nodes leaving the cluster (vllm_engine_retired): planned nothing, kept for their machine
+    nixl_extra_config: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)  # NixlConnector's extra config
 
     @property
     def visible_var(self):
@@ -451,6 +455,8 @@ def parse_cluster(raw, unknown=None):
     groups.update(parse_instances(raw.get("instances"), groups_raw, groups, unknown))
     if unknown is not None and isinstance(raw.get("mooncake_extra_config"), dict):
         unknown += mooncake_extra_unknown(raw["mooncake_extra_config"])
+    if unknown is not None and isinstance(raw.get("nixl_extra_config"), dict):
+        unknown += unknown_keys(raw["nixl_extra_config"], NIXL_EXTRA_KEYS, "vllm_engine_nixl_extra_config", strict=False)
     ucm = raw.get("ucm") or {}
     network_env = tuple(raw.get("network_env") or ())
     nodes = [parse_node(n) for n in _require(raw, "nodes", where, list)]
@@ -462,6 +468,7 @@ def parse_cluster(raw, unknown=None):
         devices_per_node=_optional(raw, "devices_per_node", where, int, HARDWARE[hardware]["devices"]),
         connector=_choice(_optional(raw, "connector", where, str, "none"), CONNECTORS, where, "vllm_engine_connector"),
         mooncake_extra_config=dict(_optional(raw, "mooncake_extra_config", where, dict, {})),
+        nixl_extra_config=dict(_optional(raw, "nixl_extra_config", where, dict, {})),
         ucm_config_file=_optional(ucm, "config_file", "ucm", str),
         ucm_config=_optional(ucm, "config", "ucm", dict),
         pool=parse_pool(raw.get("pool")),

@@ -43,7 +43,8 @@ options:
         lookup_rpc_port_base, hccl_port_range, memcache_dp_init_barrier, consumer_is_to_load,
         consumer_is_to_put), C(nodes) (host, address, nic, role, instance, local_ranks, rank_start, api_port,
         headless, api_server_count, device_offset, pythonhashseed, tenant_id), and optional
-        C(devices_per_node), C(network_env), C(mooncake_extra_config), C(ucm), C(pool), C(services).
+        C(devices_per_node), C(network_env), C(mooncake_extra_config), C(nixl_extra_config), C(ucm), C(pool),
+        C(services).
       - C(instances) (optional, per role a mapping of instance name to overrides - dp_size, tp_size, dp_rpc_port,
         dp_address, api_port, kv_port, engine_id_template, lookup_rpc_port_base, hccl_port_range, image) adds DP groups
         of a role beyond its first; a node's C(instance) names the one it runs ranks of.

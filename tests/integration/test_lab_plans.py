@@ -318,7 +318,7 @@ def test_cpu_dp_rehearses_dp_a2_without_devices(lab_plans):
 def test_cpu_pd_uses_nixl_with_a_side_channel_per_engine(lab_plans):
     """Not a seed: 1P1D over vLLM's NixlConnector on CPU, behind the vllm-ascend proxy."""
     plan = lab_plans["cpu_pd"]
-    kv = '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_buffer_device":"cpu"}'
+    kv = '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_buffer_device":"cpu","kv_connector_extra_config":{"kv_lease_duration":300}}'
     for host, role, ip, port, side in (("cpu_pd_prefill", "prefill", "192.0.2.81", 8100, "5600"),
                                        ("cpu_pd_decode", "decode", "192.0.2.82", 8200, "5700")):
         spec = plan.spec(host, "vllm-cpu-%s" % role)  # one process per node, named by its role

@@ -159,3 +159,15 @@ def test_nixl_needs_a_side_channel_port_and_both_groups():
     cluster = cpu_pd()
     del cluster["groups"]["decode"]["kv_port"]
     assert "vllm_engine_groups.decode.kv_port: NixlConnector needs a side-channel base port" in single_problem(cluster)
+
+
+def test_nixl_extra_config_reaches_every_engines_kv_transfer_config_and_a_misspelt_key_is_refused():
+    cluster = cpu_pd()
+    cluster["nixl_extra_config"] = {"kv_lease_duration": 300}
+    plan = plan_cluster(cluster)
+    assert all('"kv_connector_extra_config":{"kv_lease_duration":300}' in p["kv_transfer_config"] for p in plan["processes"])
+    cluster["nixl_extra_config"] = {"kv_lease_durations": 300, "a_newer_nixl_option": 1}  # open schema: the latter kept
+    problems = problems_of(cluster)
+    assert any("vllm_engine_nixl_extra_config.kv_lease_durations: unknown key" in p and p.endswith("rename it to kv_lease_duration.")
+               for p in problems)
+    assert not any("a_newer_nixl_option" in p for p in problems)

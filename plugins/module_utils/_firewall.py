@@ -112,6 +112,8 @@ def load(module, path: str, text: str, table: str) -> str | None:
     table only, then writes its boot unit and enables it where systemd runs (the host_firewall role's apply, and for a
     host where nothing of the cluster runs yet, the call of its first start, before any container of it listens).
     Returns what failed, or None."""
+    if not table:
+        return "no table named for the rules of %s (the caller's fault: its boot unit is named after it)" % path
     nft = module.get_bin_path("nft")
     if not nft:
         return ("host_firewall_enabled is true but nft is not installed. Fix: install Debian's nftables package "

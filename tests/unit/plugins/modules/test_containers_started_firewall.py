@@ -55,3 +55,10 @@ def test_check_mode_loads_nothing(capsys, tmp_path, tools):
     result = _start(capsys, {"file": str(path), "text": RULES, "table": "llmops_lab"}, check=True)
     assert result["changed"] and not path.exists()
     assert not any(line.startswith(("nft", "systemctl")) for line in tools.read_text().splitlines())
+
+
+def test_rules_without_their_table_are_refused_before_anything_is_written(capsys, tmp_path, tools):
+    path = tmp_path / "llmops_lab.nft"
+    result = _start(capsys, {"file": str(path), "text": RULES, "table": ""})
+    assert result["failed"] and "no table named" in result["msg"] and not path.exists()
+    assert not tools.exists() or not tools.read_text()

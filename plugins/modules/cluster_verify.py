@@ -293,10 +293,12 @@ def requests(client, found, problems, pd, front_client=None, tokens=8):
     front = found["front"]
     front_client = front_client or client
     refused_without_key(front_client, front, problems)
-    body = verify.greedy_request(found["model"], "The future of AI is", tokens)
-    # A warm-up first, reported but not judged: a decode engine opens its KV side channel to a prefill engine on
+    # Every pair first, each asked twice if need be: a decode engine opens its KV side channel to a prefill engine on
     # the first request between them, and vLLM's NIXL handshake gives the answer a fixed 5 s (base_worker.py,
     # RCVTIMEO 5000), which a loaded node can exceed; that request then fails while every later one is served.
+    pairs = pair_checks(client, found, problems, tokens) if pd else []
+    body = verify.greedy_request(found["model"], "The future of AI is", tokens)
+    # A warm-up through the front, reported but not judged (a front without PD opens its connections)
     warm_code, warm_text, _ttft, warm_seconds = front_client.stream(verify.base_url(front) + "/v1/completions", body)
     warmup = {"status": warm_code, "seconds": warm_seconds, "served": bool(warm_code == 200 and warm_text.strip()),
               "text": warm_text[:200]}
@@ -333,7 +335,6 @@ def requests(client, found, problems, pd, front_client=None, tokens=8):
     services_after = metrics(client, found["services"])
     services = {name: verify.service_changes(services_before[name], services_after[name]) for name in services_after}
     pooled = [s["name"] for s in found["counting"] if spec_meta.uses_pool(s)]
-    pairs = pair_checks(client, found, problems, tokens) if pd else []
     return {"counters": counters, "completion": completion, "services": services, "pool": verify.pool_sharing(pooled, counting),
             "pairs": pairs}
 

@@ -47,7 +47,7 @@ import httpx  # the upstream proxy's own client library, in its image
 
 from front_door_guard import PROXY_FIELDS
 from front_door_health import ROLES, Member
-from front_door_stream import Events, choice_text, disconnected, error_json, event_data, first_choice
+from front_door_stream import Events, choice_text, disconnected, error_json, error_message, event_data, first_choice
 from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch, logger
 
 
@@ -286,10 +286,11 @@ class Router(Watch):
 
     async def _relay(self, member: Member, pair: tuple[str, str], reader: "Events", event: bytes | None, request: Request,
                      send: Send) -> str:
-        """Relays a decoder's stream event by event; one that ends without a finish reason ends the client's stream
-        with an error ("done" either way: nothing of it can be sent again)."""
-        if event is None:  # not a byte of an answer: as good as a failed try
-            request.cause = "decode %s ended its stream before its first event" % member.key
+        """Relays a decoder's stream event by event; one that ends without a finish reason, or whose next event does
+        not come within the first-byte bound, ends the client's stream with an error ("done" either way: nothing of
+        it can be sent again). A stream whose first event is no answer goes to a new pair, as a 5xx does."""
+        if event is None or not first_choice(event_data(event)):  # not a byte of an answer: as good as a failed try
+            request.cause = "decode %s %s" % (member.key, no_answer(event))
             self.members.failed(member, request.cause, five_xx=True, pair=pair)
             request.tried["decode"].add(member.key)
             return "pair"
@@ -312,9 +313,13 @@ class Router(Watch):
                     break
                 await self.start_stream(request, send)
                 await send({"type": "http.response.body", "body": event, "more_body": True})
-                event = await reader.next()
+                # a decoder that hangs mid-stream is cut (Envoy's stream idle timeout); an ejection alone does not
+                # cut a stream that still flows (a /health probe late on a loaded host)
+                event = await asyncio.wait_for(reader.next(), self.bounds.first_byte)
         except httpx.HTTPError as err:
             cause = "%s: %s" % (type(err).__name__, err)
+        except asyncio.TimeoutError as err:
+            cause = describe(err, self.bounds.first_byte)
         if finished:
             self.members.count("ok")
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -415,6 +420,17 @@ def never_sent(err: BaseException) -> bool:
 def late(err: BaseException) -> bool:
     """A try that timed out (connect or first byte): slowness, not a refusal."""
     return isinstance(err, (asyncio.TimeoutError, httpx.TimeoutException))
+
+
+def no_answer(event: bytes | None) -> str:
+    """Why a stream's first event is no answer: none came, or the engine's error event (vLLM streams its 500 as one
+    after its 200, e.g. a KV load that failed on the decoder's first NIXL handshake), or something else."""
+    if event is None:
+        return "ended its stream before its first event"
+    message = error_message(event_data(event))
+    if message:
+        return "answered its stream with an error before any text: %s" % message
+    return "began its stream with no answer: %s" % event[:200].decode(errors="replace").strip()
 
 
 def describe(err: BaseException, bound: float) -> str:

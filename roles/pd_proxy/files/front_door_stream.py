@@ -42,6 +42,14 @@ def event_data(event: bytes) -> Any:
     return None
 
 
+def error_message(data: Any) -> str:
+    """The message of an error event or body ({"error": {"message": ...}}), "" for anything else."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error or "")
+
+
 def first_choice(chunk: Any) -> dict:
     choices = chunk.get("choices") if isinstance(chunk, dict) else None
     return choices[0] if choices and isinstance(choices[0], dict) else {}

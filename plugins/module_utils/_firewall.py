@@ -36,7 +36,6 @@ import re
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
 
-FRONT_DOOR_OWNER = "pd_proxy"
 BOOT_UNIT_DIR = "/etc/systemd/system"
 SYSTEMD_RUNNING = "/run/systemd/system"
 # The table's comment: the digest of its rules, written by ruleset() and read back by status and the look.
@@ -210,10 +209,6 @@ def _ranges(entries):
     return ["%d" % low if low == high else "%d-%d" % (low, high) for low, high in merged]
 
 
-def _serves_metrics(entry):
-    return entry["owner"].endswith(" API") or entry["variable"].endswith("metrics_port")
-
-
 def _port_range(value, where, cluster):
     """A port or "low-high" as nft writes it; ValueError naming ``where`` otherwise."""
     text = str(value)
@@ -265,16 +260,6 @@ def check_settings(settings, has_front_door, cluster):
     return clients, monitoring, extra
 
 
-def _is_pool_service(entry):
-    """A KV pool service's port that is not its metrics port: a service is named without spaces (an engine's ports are
-    labelled "prefill rank 0 DP RPC" and the like), the front door is the PD proxy's."""
-    return " " not in entry["owner"] and entry["owner"] != FRONT_DOOR_OWNER and not _serves_metrics(entry)
-
-
-def _is_etcd_peer(entry):
-    return entry["variable"].endswith("etcd_peer_port")
-
-
 def _kept_to(ports, set_name):
     """Rules that give ``ports`` to ``set_name`` only: accepted from it, reset for anyone else (before the cluster's
     hosts are accepted on every port)."""
@@ -319,29 +304,59 @@ def _address_set(name, addresses):
     return "  set %s { type ipv4_addr; flags interval;%s }" % (name, elements)
 
 
+def _reaching(entries, *reaches):
+    return _ranges([e for e in entries if e["reach"] in reaches])
+
+
+def _addresses(machines, hosts):
+    return sorted({str(ipaddress.ip_address(machines[h])) for h in hosts if h in machines}, key=ipaddress.ip_address)
+
+
+def _hosts_with(plan, reach):
+    return {h for h, ports in (plan.get("ports") or {}).items() for e in ports if e["reach"] == reach}
+
+
+def _set_name(group):
+    """An nft set name for a DP group's hosts (letters, digits and underscores)."""
+    return "group_" + re.sub(r"[^A-Za-z0-9_]", "_", group)
+
+
+def _kept(plan, machines, entries, settings, extra):
+    """[(set name, its addresses, ports)] of the ports kept to some of the cluster's hosts, in the order they are
+    matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts and
+    those verify runs from (and the extra cluster networks) when the cluster has a front door, each DP group's ports to
+    its hosts, the KV side channels to the engines' hosts."""
+    kept = [("etcd_members", _addresses(machines, _hosts_with(plan, "etcd_peers")), _reaching(entries, "etcd_peers")),
+            ("cluster_nodes", _addresses(machines, machines), _reaching(entries, "pool"))]
+    front_hosts = _hosts_with(plan, "clients")
+    if front_hosts:
+        api_clients = _addresses(machines, front_hosts | set(settings.get("verify_hosts") or ())) + list(extra)
+        kept.append(("api_clients", sorted(set(api_clients), key=ipaddress.ip_network), _reaching(entries, "api")))
+    for group in sorted({e["group"] for e in entries if e["reach"] == "group"}):
+        members = {p["host"] for p in plan["processes"] if p["instance"] == group}
+        kept.append((_set_name(group), _addresses(machines, members), _ranges([e for e in entries if e["group"] == group])))
+    kept.append(("engine_hosts", _addresses(machines, {p["host"] for p in plan["processes"]}), _reaching(entries, "engines")))
+    return [(name, addresses, ports) for name, addresses, ports in kept if ports]
+
+
 def ruleset(plan, host, settings):
     """{"table", "digest", "text", "ports", ...} of one host's nftables table (``nft -f`` input)."""
     cluster = plan["cluster"]
     machines = _machines(plan)
     entries = _on_machine(plan, machines, host)
-    has_front_door = any(e["owner"] == FRONT_DOOR_OWNER for ports in (plan.get("ports") or {}).values() for e in ports)
+    has_front_door = bool(_hosts_with(plan, "clients"))
     clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
     ssh = _ssh_ports(settings, cluster)
     operators = _open_ports(settings.get("open_ports"), cluster)
-    nodes = sorted({str(ipaddress.ip_address(a)) for a in machines.values()}, key=ipaddress.ip_address)
+    nodes = _addresses(machines, machines)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
-    peers = sorted({str(ipaddress.ip_address(machines[h])) for h, ports in (plan.get("ports") or {}).items() for e in ports
-                    if _is_etcd_peer(e) and h in machines}, key=ipaddress.ip_address)
-    peer_ports = _ranges([e for e in entries if _is_etcd_peer(e)])
-    pool_ports = _ranges([e for e in entries if _is_pool_service(e) and not _is_etcd_peer(e)])
-    front = _ranges([e for e in entries if e["owner"] == FRONT_DOOR_OWNER])
-    metrics = _ranges([e for e in entries if _serves_metrics(e)])
-    body = [_address_set("cluster_hosts", members)]
-    body += [_address_set("cluster_nodes", nodes)] if pool_ports else []
-    body += [_address_set("etcd_members", peers)] if peer_ports else []
+    front = _reaching(entries, "clients")
+    metrics = _reaching(entries, "api", "metrics")
+    kept = _kept(plan, machines, entries, settings, extra)
+    body = [_address_set("cluster_hosts", members)] + [_address_set(name, addresses) for name, addresses, _ports in kept]
     body += [_address_set("client_networks", clients), _address_set("monitoring_networks", monitoring)]
-    kept = _kept_to(peer_ports, "etcd_members") + _kept_to(pool_ports, "cluster_nodes")
-    inner = "\n".join(body + _chain(front, metrics, ssh, operators, kept))
+    rules = [rule for name, _addresses_, ports in kept for rule in _kept_to(ports, name)]
+    inner = "\n".join(body + _chain(front, metrics, ssh, operators, rules))
     digest = hashlib.sha256(inner.encode()).hexdigest()[:16]
     name = table_name(cluster)
     text = "\n".join([
@@ -350,8 +365,10 @@ def ruleset(plan, host, settings):
         % (cluster, machines.get(host, host)),
         "table inet %s" % name, "delete table inet %s" % name,
         "table inet %s {" % name, "  " + DIGEST_COMMENT % digest, inner, "}", ""])
+    kept_ports = {set_name: ports for set_name, _addresses_, ports in kept}
     return {"table": name, "digest": digest, "text": text, "ports": _ranges(entries), "front_door": front, "metrics": metrics,
-            "cluster_hosts": members, "ssh": ssh, "pool_services": pool_ports, "etcd_peers": peer_ports}
+            "cluster_hosts": members, "ssh": ssh, "pool_services": kept_ports.get("cluster_nodes", []),
+            "etcd_peers": kept_ports.get("etcd_members", []), "kept": kept_ports}
 
 
 def rulesets(plan, settings):

@@ -189,8 +189,9 @@ def _proxy_endpoints(processes):
 
 def _ports_by_host(entries):
     ports = {}
-    for host, space, low, high, owner, variable in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
-        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner, "variable": variable})
+    for host, space, low, high, owner, variable, reach, group in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
+        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner, "variable": variable,
+                                           "reach": reach, "group": group})
     return ports
 
 

@@ -9,42 +9,69 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 
 
+# Who a port is for (the host firewall's sources, the plan's "reach" of each port):
+#   clients     the front door (the PD proxy): the client networks
+#   api         an engine's API (also its /metrics): the front door's hosts and the hosts verify runs from
+#   group       a DP group's own traffic (DP RPC, HCCL host sockets): the hosts of that group ("group" names it)
+#   engines     the KV transfer between engines (Mooncake and NIXL side channels, lookup RPC): every engine's host
+#   pool        a KV pool service (the Mooncake master's RPC, etcd's client port, Memcache): the cluster's nodes
+#   etcd_peers  etcd's peer port: its members
+#   metrics     a service's metrics port: the monitoring networks (and the cluster)
+#   None        a port no host firewall sees (the NPUs' own sockets)
+FRONT_DOOR_SERVICE = "pd_proxy"
+
+
 def bound_ports(cluster, ranks, processes):
-    """Every (host, space, low, high, owner, variable) a process will bind; NPU ports are their own space."""
+    """Every (host, space, low, high, owner, variable, reach, group) a process will bind; NPU ports are their own
+    space; reach as above, group the DP group of a "group" port (else None)."""
     entries = []
     for process in processes:
         group = cluster.groups[process["instance"]]
         label = "%s %s" % (group.name, "rank %d" % process["dp_ranks"][0] if process["launch"] == "per_rank" else "engine")
         if process["api"]:
             var = "vllm_engine_api_port / %s" % group.variable("api_port")
-            entries.append((process["host"], "host", process["port"], process["port"], label + " API", var))
+            entries.append((process["host"], "host", process["port"], process["port"], label + " API", var, "api", None))
     for rank in ranks:
-        group, host, dp_rank = cluster.groups[rank["instance"]], rank["host"], rank["dp_rank"]
-        label = "%s rank %d" % (group.name, dp_rank)
-        if rank["dp_master"] and (rank["launch"] == "per_rank" or group.dp_size > 1):
-            entries.append((host, "host", rank["dp_rpc_port"], rank["dp_rpc_port"], label + " DP RPC", group.variable("dp_rpc_port")))
-        if rank["hccl_host_socket_port_range"]:
-            low, high = (int(p) for p in rank["hccl_host_socket_port_range"].split("-"))
-            var = group.variable("hccl_port_range")
-            entries.append((host, "host", low, high, label + " HCCL host sockets", var))
-            entries.append((host, "npu", low, high, label + " HCCL NPU sockets", var))
-        if rank["mooncake_ports"]:
-            low, high = rank["mooncake_ports"]["side_channel"]
-            var = group.variable("kv_port")
-            entries.append((host, "host", low, high, label + " Mooncake side channel", var))
-            control = rank["mooncake_ports"]["control"]
-            entries.append((host, "host", control, control, label + " Mooncake control", var))
-        if rank["nixl_side_channel_port"] is not None:
-            port = rank["nixl_side_channel_port"]
-            entries.append((host, "host", port, port, label + " NIXL side channel", group.variable("kv_port")))
-        if rank["lookup_rpc_port"] is not None:
-            port = rank["lookup_rpc_port"]
-            entries.append((host, "host", port, port, label + " lookup RPC", group.variable("lookup_rpc_port_base")))
+        entries += _rank_ports(cluster.groups[rank["instance"]], rank)
     for service in cluster.services:
         for index, port in enumerate(service.ports):
             variable = service.variables[index] if service.variables else "%s port" % service.name
-            entries.append((service.host, "host", port, port, service.name, variable))
+            entries.append((service.host, "host", port, port, service.name, variable, _service_reach(service, variable), None))
     return entries
+
+
+def _rank_ports(group, rank):
+    host, label = rank["host"], "%s rank %d" % (group.name, rank["dp_rank"])
+    entries = []
+    if rank["dp_master"] and (rank["launch"] == "per_rank" or group.dp_size > 1):
+        port = rank["dp_rpc_port"]
+        entries.append((host, "host", port, port, label + " DP RPC", group.variable("dp_rpc_port"), "group", group.name))
+    if rank["hccl_host_socket_port_range"]:
+        low, high = (int(p) for p in rank["hccl_host_socket_port_range"].split("-"))
+        var = group.variable("hccl_port_range")
+        entries.append((host, "host", low, high, label + " HCCL host sockets", var, "group", group.name))
+        entries.append((host, "npu", low, high, label + " HCCL NPU sockets", var, None, None))
+    if rank["mooncake_ports"]:
+        low, high = rank["mooncake_ports"]["side_channel"]
+        var = group.variable("kv_port")
+        entries.append((host, "host", low, high, label + " Mooncake side channel", var, "engines", None))
+        control = rank["mooncake_ports"]["control"]
+        entries.append((host, "host", control, control, label + " Mooncake control", var, "engines", None))
+    if rank["nixl_side_channel_port"] is not None:
+        port = rank["nixl_side_channel_port"]
+        entries.append((host, "host", port, port, label + " NIXL side channel", group.variable("kv_port"), "engines", None))
+    if rank["lookup_rpc_port"] is not None:
+        port = rank["lookup_rpc_port"]
+        entries.append((host, "host", port, port, label + " lookup RPC", group.variable("lookup_rpc_port_base"), "engines", None))
+    return entries
+
+
+def _service_reach(service, variable):
+    if service.name == FRONT_DOOR_SERVICE:
+        return "clients"
+    if variable.endswith("metrics_port"):
+        return "metrics"
+    return "etcd_peers" if variable.endswith("etcd_peer_port") else "pool"
 
 
 def port_collisions(cluster, entries):

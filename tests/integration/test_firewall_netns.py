@@ -4,7 +4,8 @@
 """The host firewall's default-deny, proven by real nftables over IPv4 and IPv6: pd_a2's front door host's table,
 rendered by the planner with its addresses moved onto a veth pair, loaded in a network namespace that
 tests/harness/firewall_netns.py makes in a throwaway node container with network admin rights, and probed from a second namespace
-by a cluster host, a client, the monitoring, an outsider and an IPv6 outsider. Needs Docker and the harness images."""
+by a host of its DP group, a host of another group, a client, the monitoring, an outsider and an IPv6 outsider. Needs
+Docker and the harness images."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 HOST, HOST6 = "10.99.0.1", "fd00:99::1"
 PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6 = "10.99.0.2", "10.99.0.3", "10.99.0.4", "10.99.0.5", "fd00:99::5"
+DECODE = "10.99.0.12"  # pd_a2_d0: a host of the cluster in another DP group, no front door
 # pd_a2_p0's ports: SSH, the front door, the prefill API (serves /metrics), DP RPC and the Mooncake side channel
 # (planned, the cluster's), and 47000, a port vLLM could pick at run time (engine-core, torch.distributed)
 SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME = 22, 8081, 9081, 12321, 30000, 47000
@@ -73,11 +75,13 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     planned = {port for port in PORTS if any(span[0] <= port <= span[-1] for span in spans)}
     assert planned == {FRONT_DOOR, API, DP_RPC, KV}  # SSH and the run-time port are no port of the plan
     # probed after `systemctl restart nftables` as Debian's unit does it (flush ruleset) and the boot unit ran
-    seen = probed(tmp_path, table, [PEER, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS, restart=True)
+    seen = probed(tmp_path, table, [PEER, DECODE, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS, restart=True)
     print("outbound from the host to an outsider:", seen["outbound"])
     assert seen.pop("flushed") is True  # the distribution's restart had removed the table: the unit loaded it again
 
-    assert connected(seen, PEER, PORTS) == set(PORTS)  # a cluster host: planned ports and run-time ones
+    # P1, of P0's DP group: its DP RPC, the KV side channel, the run-time ports; the API is the front door's (on P0)
+    assert connected(seen, PEER, PORTS) == set(PORTS) - {API}
+    assert connected(seen, DECODE, PORTS) == {SSH, FRONT_DOOR, KV, RUNTIME}  # another group: no DP RPC
     assert connected(seen, CLIENT, PORTS) == {SSH, FRONT_DOOR}
     assert connected(seen, MONITORING, PORTS) == {SSH, API}  # the API's /metrics; its completions are the engine key's to refuse
     assert connected(seen, OUTSIDER, PORTS) == connected(seen, OUTSIDER6, PORTS) == {SSH}
@@ -93,6 +97,6 @@ def test_the_pool_masters_rpc_answers_the_nodes_only_not_an_extra_cluster_networ
     ports = [MASTER_RPC, MASTER_METRICS, API]
     seen = probed(tmp_path, table, [PEER, BASTION, MONITORING], ports)
 
-    assert connected(seen, PEER, ports) == set(ports)
+    assert connected(seen, PEER, ports) == {MASTER_RPC, MASTER_METRICS}  # P1 serves no front door, nor verify
     assert connected(seen, BASTION, ports) == {MASTER_METRICS, API}  # verify's host reads metrics and asks engines, not the pool's RPC
     assert connected(seen, MONITORING, ports) == {MASTER_METRICS, API}

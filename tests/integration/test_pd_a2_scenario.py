@@ -610,7 +610,7 @@ def secure_completion(context, prompt):
 def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed, tmp_path):
     """host_firewall (issue 20), with every other guard on too: the engines' key, client and admin keys, TLS at the
     front door. From the plan, every host's own nftables table: outside the cluster only the front door answers,
-    and only to the client network; inside, every planned port answers. Then, all of it on: a second run, status,
+    and only to the client network; inside, each planned port answers the hosts that use it. Then, all of it on: a second run, status,
     --check --diff, a table removed by hand, stop and start, verify, and a new image rolled group by group. The
     firewall is left on for the teardown."""
     tls, context = install_certificate(tmp_path)
@@ -630,7 +630,13 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     print("from the attacker: %s; from pd_a2_p1: %s" % (outside, inside))
     # default-deny: the run-time port too is the cluster's alone
     assert {a: outside[a] for a in INTERNAL + [RUNTIME]} == dict.fromkeys(INTERNAL + [RUNTIME], "refused") and outside[FRONT_DOOR] == "connected"
-    assert set(inside.values()) == {"connected"}
+    # inside, per service: P1, of P0's DP group, reaches its DP RPC, the KV side channel and the run-time port; the
+    # engines' APIs answer the front door's host (P0), verify's (the cluster's first) and this machine (a cluster
+    # network); D1, of the decode group, gets no prefill DP RPC
+    assert inside == {"10.213.7.41:9081": "refused", "10.213.7.41:12321": "connected", "10.213.7.41:30000": "connected",
+                      "10.213.7.43:9900": "refused", FRONT_DOOR: "connected", RUNTIME: "connected"}, inside
+    assert tcp_from("llmops-pd-a2-d1", INTERNAL[1:]) == {"10.213.7.41:12321": "refused", "10.213.7.41:30000": "connected",
+                                                         "10.213.7.43:9900": "refused"}
     assert "llmops_pd_a2" in tables("llmops-pd-a2-d1") and "other_owner" in tables("llmops-pd-a2-p0")
     assert secure_completion(context, "behind everything")
     # a second run loads nothing, and does not enter the firewall role at all (the look found every table and file as

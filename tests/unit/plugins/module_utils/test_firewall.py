@@ -28,12 +28,12 @@ def test_every_planned_port_of_a_host_accepts_the_cluster_and_refuses_the_rest()
     text = p0["text"]
     assert "tcp dport { 8081 } ip saddr @client_networks accept" in text
     assert "tcp dport { 9081 } ip saddr @monitoring_networks accept" in text
-    assert "    ip saddr @cluster_hosts accept" in text  # every port: the planned ones and those vLLM picks at run time
+    assert "    ip saddr @cluster_hosts accept" in text  # the ports vLLM picks at run time, and the planned ones below
     assert "tcp dport { 22 } accept" in text and p0["ssh"] == ["22"]
     # default-deny: whatever was not accepted above is refused, IPv6 too (the client and cluster sets are IPv4)
     chain = text[text.index("chain input"):].splitlines()
     assert chain[-4:-1] == ["    meta l4proto tcp counter reject with tcp reset", "    counter reject with icmpx type admin-prohibited", "  }"]
-    assert text.index("@cluster_hosts accept") < text.index("reject")  # accepts first, then the refusal
+    assert text.index("@cluster_hosts accept") < text.index("meta l4proto tcp counter reject")  # accepts, then the refusal
     assert 'iif "lo" accept' in text and "ct state established,related accept" in text
     assert 'comment "llmops %s"' % p0["digest"] in text and "delete table inet llmops_pd_a2" in text
     d0 = rules["pd_a2_d0"]
@@ -105,7 +105,7 @@ def test_the_operators_own_services_open_to_the_networks_named_with_them():
     assert "tcp dport 9100 ip saddr { 203.0.113.0/24 } accept" in text
     assert "udp dport 5000-5002 ip saddr { 192.0.2.200/32 } accept" in text
     assert "tcp dport { 22, 2222 } accept" in text
-    assert text.index("udp dport 5000-5002") < text.index("reject")
+    assert text.index("udp dport 5000-5002") < text.index("meta l4proto tcp counter reject")
 
 
 @pytest.mark.parametrize("settings, message", [
@@ -252,3 +252,33 @@ def test_load_writes_the_boot_unit_and_enables_it_where_systemd_runs(tmp_path, m
                         ["disable", "--now", unit.name], ["daemon-reload"]]
     host.ran = []
     assert firewall.remove(host, "llmops_pd_a2", str(rules)) == (False, None)  # nothing left: nothing done
+
+
+def test_inside_the_cluster_each_planned_port_answers_the_hosts_that_use_it():
+    plan = plan_cluster(seeds.pd_a2())
+    assert {e["reach"] for ports in plan["ports"].values() for e in ports} == {"clients", "api", "group", "engines", None}
+    settings = dict(SETTINGS, verify_hosts=["pd_a2_d1"], cluster_networks=["203.0.113.77"])
+    rules = firewall.rulesets(plan, settings)
+    p0, d0 = rules["pd_a2_p0"], rules["pd_a2_d0"]
+    # engine APIs: the front door's host (P0), the host verify runs from and the extra cluster networks (a bastion)
+    assert p0["kept"]["api_clients"] == ["9081"] and d0["kept"]["api_clients"] == ["9900-9903"]
+    assert "set api_clients { type ipv4_addr; flags interval; elements = { 192.0.2.41, 192.0.2.44, 203.0.113.77/32 } }" in d0["text"]
+    # DP RPC and HCCL host sockets: the group's own hosts; the KV side channels: every engine's host
+    assert p0["kept"]["group_prefill"] == ["12321"] and d0["kept"]["group_decode"] == ["12325", "60000-60399"]
+    assert "set group_decode { type ipv4_addr; flags interval; elements = { 192.0.2.43, 192.0.2.44 } }" in d0["text"]
+    assert p0["kept"]["engine_hosts"] == ["30000-30007", "30016"]
+    text = d0["text"]
+    for name, ports in d0["kept"].items():  # each accepted from its set, then reset for anyone else...
+        listed = ", ".join(ports)
+        accept, refuse = "tcp dport { %s } ip saddr @%s accept" % (listed, name), "tcp dport { %s } reject with tcp reset" % listed
+        assert text.index(accept) < text.index(refuse) < text.index("    ip saddr @cluster_hosts accept")  # ...first
+    # the monitoring still scrapes the APIs' /metrics: its accept comes before the APIs are kept to their clients
+    assert text.index("ip saddr @monitoring_networks accept") < text.index("ip saddr @api_clients accept")
+
+
+def test_without_a_front_door_the_engine_apis_answer_the_cluster():
+    plan = plan_cluster(seeds.pd_a2())
+    plan["ports"] = {host: [e for e in ports if e["reach"] != "clients"] for host, ports in plan["ports"].items()}
+    rules = firewall.ruleset(plan, "pd_a2_p0", {"monitoring_networks": ["203.0.113.5"]})
+    assert "api_clients" not in rules["kept"] and "@api_clients" not in rules["text"]  # clients are the cluster's hosts
+    assert rules["kept"]["group_prefill"] == ["12321"]

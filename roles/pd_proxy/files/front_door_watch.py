@@ -34,7 +34,7 @@ Send = Callable[[dict], Awaitable[None]]
 @dataclass(frozen=True)
 class Bounds:
     interval: float = 1.0  # seconds between two /health rounds
-    first_byte: float = 120.0  # a prefill's answer, a streamed decode's first event
+    first_byte: float = 120.0  # a prefill's answer, a streamed decode's first event and each next one
     tries: int = 3  # per request, prefill and decode tries together
     deadline: float = 600.0  # a request's whole life, retries included
     admit_wait: float = 30.0  # what an /instances/add waits for its members' pair probes

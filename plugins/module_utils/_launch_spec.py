@@ -4,7 +4,7 @@
 """Launch specs: one JSON-able dict per container the collection starts.
 
 Plan mode writes them; deploy mode starts exactly them. The keys are a contract other
-tools read (README, "Plan mode"): name, host, image, command, env, devices, gpus, volumes,
+tools read (docs/plan_mode.md): name, host, image, command, env, devices, gpus, volumes,
 network_mode, ipc_mode, privileged, shm_size, files, wave, ready, secret_env, and meta (what the plan
 knows of the container, _spec_meta; no part of the hash).
 

@@ -321,14 +321,13 @@ def _set_name(group):
     return "group_" + re.sub(r"[^A-Za-z0-9_]", "_", group)
 
 
-def _kept(plan, machines, entries, settings, extra):
-    """[(set name, its addresses, ports)] of the ports kept to some of the cluster's hosts, in the order they are
-    matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts and
+def _kept(plan, machines, entries, settings, extra, front_hosts):
+    """[(set name, its addresses, ports)] of the ports kept to some of the cluster's hosts (``front_hosts``: the front
+    door's), in the order they are matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts and
     those verify runs from (and the extra cluster networks) when the cluster has a front door, each DP group's ports to
     its hosts, the KV side channels to the engines' hosts."""
     kept = [("etcd_members", _addresses(machines, _hosts_with(plan, "etcd_peers")), _reaching(entries, "etcd_peers")),
             ("cluster_nodes", _addresses(machines, machines), _reaching(entries, "pool"))]
-    front_hosts = _hosts_with(plan, "clients")
     if front_hosts:
         api_clients = _addresses(machines, front_hosts | set(settings.get("verify_hosts") or ())) + list(extra)
         kept.append(("api_clients", sorted(set(api_clients), key=ipaddress.ip_network), _reaching(entries, "api")))
@@ -344,15 +343,15 @@ def ruleset(plan, host, settings):
     cluster = plan["cluster"]
     machines = _machines(plan)
     entries = _on_machine(plan, machines, host)
-    has_front_door = bool(_hosts_with(plan, "clients"))
-    clients, monitoring, extra = check_settings(settings, has_front_door, cluster)
+    front_hosts = _hosts_with(plan, "clients")
+    clients, monitoring, extra = check_settings(settings, bool(front_hosts), cluster)
     ssh = _ssh_ports(settings, cluster)
     operators = _open_ports(settings.get("open_ports"), cluster)
     nodes = _addresses(machines, machines)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
     front = _reaching(entries, "clients")
     metrics = _reaching(entries, "api", "metrics")
-    kept = _kept(plan, machines, entries, settings, extra)
+    kept = _kept(plan, machines, entries, settings, extra, front_hosts)
     body = [_address_set("cluster_hosts", members)] + [_address_set(name, addresses) for name, addresses, _ports in kept]
     body += [_address_set("client_networks", clients), _address_set("monitoring_networks", monitoring)]
     rules = [rule for name, _addresses_, ports in kept for rule in _kept_to(ports, name)]

@@ -38,7 +38,9 @@ SECRET_PLACEHOLDER = "<secret>"
 API_KEY_ENV = "VLLM_API_KEY"  # vLLM's key for /v1/* (vllm serve reads it; --api-key would show it)
 # vllm serve flags that take a secret (vllm_engine_args / vllm_engine_role_args keys, without the dashes), and the
 # environment variable the engine reads it from instead (vLLM: VLLM_API_KEY; huggingface_hub: HF_TOKEN)
-SECRET_FLAGS = {"api-key": API_KEY_ENV, "api_key": API_KEY_ENV, "hf-token": "HF_TOKEN", "hf_token": "HF_TOKEN"}
+HF_TOKEN_ENV = "HF_TOKEN"
+HF_TOKEN_PATH_ENV = "HF_TOKEN_PATH"  # huggingface_hub's token file, read when HF_TOKEN is unset
+SECRET_FLAGS = {"api-key": API_KEY_ENV, "api_key": API_KEY_ENV, "hf-token": HF_TOKEN_ENV, "hf_token": HF_TOKEN_ENV}
 PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends the engines as its Bearer token
 # Environment names that hold secrets even when set in vllm_engine_env.
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
@@ -218,6 +220,15 @@ def guard_engine(name, command, env, volumes, files, secret, guard_texts, key_li
     return secret_files.guarded_command(command), secret_files.make_live(secret, {API_KEY_ENV: key_lines})
 
 
+def token_as_file(name, env, volumes, secret):
+    """The Hugging Face token as a file that huggingface_hub reads (HF_TOKEN_PATH), not environment."""
+    env.pop(HF_TOKEN_ENV, None)
+    env[HF_TOKEN_PATH_ENV] = "%s/%s" % (secret_files.SECRETS_MOUNT, HF_TOKEN_ENV)
+    secret_files.as_files(secret, name, [HF_TOKEN_ENV])
+    if secret_files.mount(name) not in volumes:
+        volumes.append(secret_files.mount(name))
+
+
 def plain_api_key(engine, cluster):
     """Refuse the engines' key among plain settings (issue 20). The specs would still mask it (its name looks
     secret), but vllm_engine_env and vllm_engine_role_env are kept in the clear in inventories, while the key,
@@ -370,6 +381,8 @@ def engine_specs(plan, engine):
         if secret and API_KEY_ENV in secret["names"]:
             command, live = guard_engine(name, command, env, volumes, files, secret, engine.get("guard") or {},
                                          secret_env[API_KEY_ENV])
+        if secret and HF_TOKEN_ENV in secret["names"]:
+            token_as_file(name, env, volumes, secret)
         if process["api"] and secret and API_KEY_ENV in secret["names"]:
             # vLLM then refuses /v1/* without the key; /health stays open (and the key stays out of probes)
             ready = {"http": "http://%s:%d/health" % (process["address"], process["port"])}

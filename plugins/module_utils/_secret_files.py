@@ -15,6 +15,11 @@ keys) are its live files: the record carries a digest of each (``digests``, no p
 finds a file whose value differs by it, and deploy rewrites that file without a restart. The record's ``digest``
 covers the others (the front door's copy of the engines' key restarts it, in its wave after every engine took it).
 
+The Hugging Face token (HF_TOKEN), which huggingface_hub would read from the environment, goes as a file too: its
+``HF_TOKEN_PATH`` names the file it reads when HF_TOKEN is unset (huggingface_hub constants.HF_TOKEN_PATH,
+utils/_auth.py _get_token_from_file; vLLM passes no token of its own unless --hf-token is given). Other secrets in
+vllm_engine_secret_env stay environment: their readers read nothing else.
+
 The engines' key file holds the key, then the retiring keys (vllm_engine_retiring_api_keys): during a rotation the
 engines take both while the front door moves to the new one.
 """
@@ -56,8 +61,8 @@ def mount(container: str) -> str:
 
 
 def as_files(record: dict[str, Any], container: str, names: list[str]) -> None:
-    """Have record's ``names`` go to the container as files rather than environment."""
-    record["files"] = {name: "%s/%s" % (host_dir(container), name) for name in names}
+    """Have record's ``names`` go to the container as files rather than environment (with those it has already)."""
+    record["files"] = dict(record.get("files") or {}, **{name: "%s/%s" % (host_dir(container), name) for name in names})
 
 
 def make_live(record: dict[str, Any], values: dict[str, str]) -> list[str]:

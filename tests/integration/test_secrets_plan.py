@@ -30,10 +30,13 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
     files = {path.name: path.read_text() for path in plan_dir.glob("*/*.json")}
     assert len(files) == 11 and not any(PLANTED in text for text in files.values())
     decode = json.loads(files["vllm-ascend-decode-dp0.json"])
-    assert decode["env"]["HF_TOKEN"] == decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
+    assert decode["env"]["MY_SERVICE_PASSWORD"] == "<secret>"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_SERVICE_PASSWORD", "VLLM_API_KEY"]
-    # the keys that open the cluster go as files (never an environment docker inspect shows), the engines' to its guard
-    assert "VLLM_API_KEY" not in decode["env"] and list(decode["secret_env"]["files"]) == ["VLLM_API_KEY"]
+    # the keys that open the cluster go as files (never an environment docker inspect shows), the engines' to its guard,
+    # and so does the Hugging Face token (huggingface_hub reads the file HF_TOKEN_PATH names)
+    assert "VLLM_API_KEY" not in decode["env"] and "HF_TOKEN" not in decode["env"]
+    assert sorted(decode["secret_env"]["files"]) == ["HF_TOKEN", "VLLM_API_KEY"]
+    assert decode["env"]["HF_TOKEN_PATH"] == "/run/llmops/secrets/HF_TOKEN"
     assert decode["command"][-2:] == ["--middleware", "llmops_key_guard.EngineGuard"]
     proxy = json.loads(files["pd-proxy.json"])  # the proxy's Bearer token to the engines: the same key, as a file
     names = ["OPENAI_API_KEY", "LLMOPS_FRONT_DOOR_KEYS", "LLMOPS_FRONT_DOOR_ADMIN_KEYS"]

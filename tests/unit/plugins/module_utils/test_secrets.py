@@ -31,15 +31,26 @@ def test_secret_values_appear_in_no_spec_and_are_named():
     assert PLANTED not in json.dumps(specs)
     decode = next(s for s in specs if s["name"] == "vllm-decode-dp0")
     prefill = next(s for s in specs if s["name"] == "vllm-prefill-dp0")
-    assert decode["env"]["MY_API_KEY"] == decode["env"]["HF_TOKEN"] == "<secret>"
+    assert decode["env"]["MY_API_KEY"] == "<secret>"  # a secret whose reader reads the environment only
     assert decode["env"]["A"] == "1"
     assert decode["secret_env"]["names"] == ["HF_TOKEN", "MY_API_KEY", "VLLM_API_KEY"] and decode["secret_env"]["role"] == "decode"
     assert prefill["secret_env"]["names"] == ["MY_API_KEY", "VLLM_API_KEY"]
     assert decode["ready"] == {"http": "http://192.0.2.43:9900/health"}  # /v1/models would need the key
-    # the engines' key goes as a file, which the guard reads: no environment holds it (docker inspect shows those)
-    assert "VLLM_API_KEY" not in decode["env"]
-    assert decode["secret_env"]["files"] == {"VLLM_API_KEY": "/etc/llmops/secrets/vllm-decode-dp0/VLLM_API_KEY"}
-    assert "/etc/llmops/secrets/vllm-decode-dp0:/run/llmops/secrets:ro" in decode["volumes"]
+    # the engines' key and the Hugging Face token go as files, which the guard and huggingface_hub (HF_TOKEN_PATH) read:
+    # no environment holds them (docker inspect shows those)
+    assert "VLLM_API_KEY" not in decode["env"] and "HF_TOKEN" not in decode["env"]
+    assert decode["env"]["HF_TOKEN_PATH"] == "/run/llmops/secrets/HF_TOKEN" and "HF_TOKEN_PATH" not in prefill["env"]
+    assert decode["secret_env"]["files"] == {"VLLM_API_KEY": "/etc/llmops/secrets/vllm-decode-dp0/VLLM_API_KEY",
+                                             "HF_TOKEN": "/etc/llmops/secrets/vllm-decode-dp0/HF_TOKEN"}
+    assert decode["volumes"].count("/etc/llmops/secrets/vllm-decode-dp0:/run/llmops/secrets:ro") == 1
+    sources = {"secret_env": {"VLLM_API_KEY": PLANTED}, "env": {"MY_API_KEY": "k-" + PLANTED},
+               "role_env": {"decode": {"HF_TOKEN": "decode-" + PLANTED}}}
+    env, files = secret_files.split(decode["secret_env"], launch.secret_values(decode["secret_env"], sources))
+    assert env == {"MY_API_KEY": "k-" + PLANTED}
+    assert files["/etc/llmops/secrets/vllm-decode-dp0/HF_TOKEN"] == "decode-" + PLANTED + "\n"
+    alone = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(secret_env={"HF_TOKEN": PLANTED}, env={}, role_env={}))[0]
+    assert alone["secret_env"]["files"] == {"HF_TOKEN": "/etc/llmops/secrets/%s/HF_TOKEN" % alone["name"]}  # no key: no guard
+    assert alone["command"][:2] == ["vllm", "serve"] and "HF_TOKEN" not in alone["env"]
     plain = launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(secret_env={}, env={}, role_env={}))[0]
     assert plain["secret_env"] is None and plain["ready"]["http"].endswith("/v1/models")
 

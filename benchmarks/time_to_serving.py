@@ -47,10 +47,12 @@ HARNESS = ROOT / "tests" / "harness"
 # The proxy of each harness cluster: on its first prefill node (harness inventories), port 8081 (lab).
 PROXY = {"pd_a2": "10.213.7.41:8081", "pd_pool_a2": "10.213.7.61:8081"}
 PROXY_NODE = {"pd_a2": "llmops-pd-a2-p0", "pd_pool_a2": "llmops-pool-a2-p0"}
-# the client key of every harness front door (secure by default: the front door asks one of every client)
-CLIENT_KEY = yaml.safe_load((HARNESS / "inventories" / "common" / "harness_nodes.yml").read_text())["pd_proxy_client_keys"][0]
 sys.path.insert(0, str(HARNESS))
 from certificates import install_on_node  # noqa: E402  pylint: disable=wrong-import-position
+from vault_values import client_key  # noqa: E402  pylint: disable=wrong-import-position
+
+# the client key of every harness front door (secure by default: the front door asks one of every client)
+CLIENT_KEY = client_key()
 
 
 # pd_a2's nodes as 4P4D: eight instances of the same engines (--instances)

@@ -53,10 +53,11 @@ grep -E '^pd_a2_\w+ +: ok=' "$log" | tail -4
 
 echo "demo: a completion through the PD proxy on P0 (10.213.7.41:8081)"
 python - <<'PY'
-import json, urllib.request
-import yaml
-# the front door serves clients with a key (secure by default): the harness inventories' client key
-key = yaml.safe_load(open("tests/harness/inventories/common/harness_nodes.yml"))["pd_proxy_client_keys"][0]
+import json, sys, urllib.request
+sys.path.insert(0, "tests/harness")
+from vault_values import client_key
+# the front door serves clients with a key (secure by default): the harness inventories' client key, in ansible-vault
+key = client_key()
 body = json.dumps({"model": "glm", "prompt": "The future of AI is", "max_tokens": 8}).encode()
 request = urllib.request.Request("http://10.213.7.41:8081/v1/completions", body,
                                  {"Content-Type": "application/json", "Authorization": "Bearer " + key})

@@ -15,17 +15,16 @@ import time
 import urllib.error
 import urllib.request
 
-import yaml
-
 from conftest import LAB, ROOT
 
 HARNESS = ROOT / "tests" / "harness"
-# every harness inventory's shared settings: the front door's client key lives there (secure by default)
-COMMON = HARNESS / "inventories" / "common" / "harness_nodes.yml"
-CLIENT_KEY = yaml.safe_load(COMMON.read_text(encoding="utf-8"))["pd_proxy_client_keys"][0]
-CLIENT = {"Authorization": "Bearer " + CLIENT_KEY}
 sys.path.insert(0, str(HARNESS))  # its tools that tests and benchmarks share
 from certificates import install_on_node, make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+from vault_values import client_key  # noqa: E402  pylint: disable=wrong-import-position
+
+# every harness inventory's shared settings hold the front door's client key, in ansible-vault (secure by default)
+CLIENT_KEY = client_key()
+CLIENT = {"Authorization": "Bearer " + CLIENT_KEY}
 
 
 def free_port():
@@ -151,6 +150,15 @@ def tcp_from(where, addresses, address=ATTACKER):
         return attacker("--tcp", *addresses, address=address)["tcp"]
     run = subprocess.run(["docker", "exec", "-i", where, "python3", "-", "--tcp", *addresses], input=ATTEMPTS.read_text(),
                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout)["tcp"]
+
+
+def tcp_from_container_on(node, addresses):
+    """{address: connected / refused / ...} of TCP connections from a container on ``node``'s own Docker bridge (not
+    the host's network, as a workload beside the cluster's would run)."""
+    run = subprocess.run(["docker", "exec", "-i", node, "docker", "run", "--rm", "-i", "--label", "llmops.harness=1",
+                          "--entrypoint", "python3", "llmops-engine:test", "-", "--tcp", *addresses],
+                         input=ATTEMPTS.read_text(), capture_output=True, text=True, timeout=120, check=True)
     return json.loads(run.stdout)["tcp"]
 
 

@@ -15,6 +15,7 @@ from ansible_collections.llmops.inference.plugins.module_utils import _driver as
 from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
@@ -216,17 +217,19 @@ def cluster_components(roles, connector="none", kv_pool="none", groups=None, fir
 
 
 def component_parts(outputs, key):
-    """What the cluster's components gave under one key (planner, service, engine_addon, launch_specs, created_dirs),
+    """What the cluster's components gave under one key (planner, service, engine_addon, launch_specs, created_dirs, relay),
     from their outputs (_<role>_out) in the components' order; components without it are left out."""
     return [part[key] for part in outputs or [] if (part or {}).get(key) is not None]
 
 
-def cluster_specs(component_specs, engine_specs):
+def cluster_specs(component_specs, engine_specs, relays=None):
     """Every launch spec of the cluster: the components' that start no later than the first engines (pool services),
-    the engines in the plan's order, then the components' that start after them (the proxy)."""
+    the engines in the plan's order, then the components' that start after them (the proxy), and last the metrics relay
+    (``relays``: its settings, from host_firewall), which serves the /metrics of all of them."""
     first = min((spec["wave"] for spec in engine_specs), default=0)
     ordered = sorted(component_specs, key=lambda spec: spec["wave"])
-    return [s for s in ordered if s["wave"] <= first] + list(engine_specs) + [s for s in ordered if s["wave"] > first]
+    specs = [s for s in ordered if s["wave"] <= first] + list(engine_specs) + [s for s in ordered if s["wave"] > first]
+    return specs + [launch.new_spec(**metrics_relay.spec_fields(relay, specs)) for relay in relays or ()]
 
 
 def cluster_view(specs, hosts, plan, created=(), firewall_rules=None):

@@ -8,8 +8,9 @@ atomically by ``nft -f``, which other owners' tables never see. Its input chain 
 - loopback, replies to connections the host made (ct established), ICMP and ICMPv6 (path MTU, IPv6 neighbour
   discovery) and DHCP client leases;
 - SSH (``ssh_ports``: Ansible's own way in);
-- the front door (the PD proxy's port) from the client networks, and the ports that serve /metrics (engine APIs,
-  the pool services' metrics ports) from the monitoring networks;
+- the front door (the PD proxy's port) from the client networks, and the metrics relay's port from the monitoring
+  networks: the ports that serve /metrics serve more (an engine's completions, the Mooncake master's key queries, etcd's
+  store), so the monitoring gets ``GET /metrics`` through the relay (_metrics_relay) and those ports stay the cluster's;
 - the KV pool's services (the Mooncake master's RPC, etcd's client port, Memcache's) from the cluster's nodes only, not
   the operator's extra cluster networks: they take no credentials (Mooncake's etcd client sets no TLS, see
   _pool_ha.ETCD_GUARD), so a bastion that runs verify has no business there; etcd's peer port from the etcd members only;
@@ -323,13 +324,14 @@ def _set_name(group):
 
 def _kept(plan, machines, entries, settings, extra, front_hosts):
     """[(set name, its addresses, ports)] of the ports kept to some of the cluster's hosts (``front_hosts``: the front
-    door's), in the order they are matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts and
-    those verify runs from (and the extra cluster networks) when the cluster has a front door, each DP group's ports to
+    door's), in the order they are matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts,
+    the metrics relay's and those verify runs from (and the extra cluster networks) when the cluster has a front door, each DP group's ports to
     its hosts, the KV side channels to the engines' hosts."""
     kept = [("etcd_members", _addresses(machines, _hosts_with(plan, "etcd_peers")), _reaching(entries, "etcd_peers")),
             ("cluster_nodes", _addresses(machines, machines), _reaching(entries, "pool"))]
     if front_hosts:
-        api_clients = _addresses(machines, front_hosts | set(settings.get("verify_hosts") or ())) + list(extra)
+        users = front_hosts | _hosts_with(plan, "monitoring") | set(settings.get("verify_hosts") or ())
+        api_clients = _addresses(machines, users) + list(extra)
         kept.append(("api_clients", sorted(set(api_clients), key=ipaddress.ip_network), _reaching(entries, "api")))
     for group in sorted({e["group"] for e in entries if e["reach"] == "group"}):
         members = {p["host"] for p in plan["processes"] if p["instance"] == group}
@@ -350,7 +352,7 @@ def ruleset(plan, host, settings):
     nodes = _addresses(machines, machines)
     members = sorted(set(nodes) | set(extra), key=ipaddress.ip_network)
     front = _reaching(entries, "clients")
-    metrics = _reaching(entries, "api", "metrics")
+    metrics = _reaching(entries, "monitoring")
     kept = _kept(plan, machines, entries, settings, extra, front_hosts)
     body = [_address_set("cluster_hosts", members)] + [_address_set(name, addresses) for name, addresses, _ports in kept]
     body += [_address_set("client_networks", clients), _address_set("monitoring_networks", monitoring)]

@@ -14,8 +14,7 @@ member out of rotation, a role with no serving member).
 
 from __future__ import annotations
 
-import urllib.parse
-
+from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 # How long a condition must hold before its alert fires.
@@ -32,18 +31,20 @@ ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 def scrape_targets(specs, cluster):
     """Prometheus file_sd target groups, one per /metrics endpoint, labelled with the cluster, inventory
     host, container and role (prefill, decode, colocated, service), and an engine's instance (its DP group by
-    name: the role for the role's first instance, else <role>-<instance>)."""
+    name: the role for the role's first instance, else <role>-<instance>). Through the metrics relay when the cluster
+    has one (its address, the endpoint's path on it as __metrics_path__, the endpoint as instance)."""
     groups = []
+    relay = metrics_relay.relay_of(specs)
     for spec in sorted(specs, key=lambda s: (s["host"], s["name"])):
-        url = spec_meta.metrics_url(spec)
-        if url:
+        if spec_meta.metrics_url(spec):
+            target, how = metrics_relay.scrape_target(spec, relay)
             labels = {"llmops_cluster": cluster, "llmops_host": spec["host"], "llmops_container": spec["name"],
                       "llmops_role": spec_meta.role(spec)}
             if spec_meta.instance(spec):
                 labels["llmops_instance"] = spec_meta.instance(spec)
             if spec_meta.ha(spec):  # a service in HA: the pool's masters and etcd members, which the HA rules read
                 labels["llmops_ha"] = spec_meta.ha(spec)["service"]
-            groups.append({"targets": [urllib.parse.urlsplit(url).netloc], "labels": labels})
+            groups.append({"targets": [target], "labels": dict(labels, **how)})
     return groups
 
 

@@ -16,9 +16,11 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_errors impo
 #   engines     the KV transfer between engines (Mooncake and NIXL side channels, lookup RPC): every engine's host
 #   pool        a KV pool service (the Mooncake master's RPC, etcd's client port, Memcache): the cluster's nodes
 #   etcd_peers  etcd's peer port: its members
-#   metrics     a service's metrics port: the monitoring networks (and the cluster)
+#   metrics     a service's metrics port: the cluster's hosts (the metrics relay among them)
+#   monitoring  the metrics relay (GET /metrics only): the monitoring networks
 #   None        a port no host firewall sees (the NPUs' own sockets)
 FRONT_DOOR_SERVICE = "pd_proxy"
+METRICS_RELAY_SERVICE = "metrics_relay"  # _metrics_relay.SERVICE
 
 
 def bound_ports(cluster, ranks, processes):
@@ -69,6 +71,8 @@ def _rank_ports(group, rank):
 def _service_reach(service, variable):
     if service.name == FRONT_DOOR_SERVICE:
         return "clients"
+    if service.name == METRICS_RELAY_SERVICE:
+        return "monitoring"
     if variable.endswith("metrics_port"):
         return "metrics"
     return "etcd_peers" if variable.endswith("etcd_peer_port") else "pool"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
@@ -42,6 +43,16 @@ def targets(specs):
     return {"api": api, "services": [s for s in services if s is not proxy], "proxy": proxy, "front": front,
             "counting": counting, "decode": [s for s in api if spec_meta.role(s) == "decode"],
             "model": spec_meta.served_model(api[0]) if api else None}
+
+
+def relay_probe(specs):
+    """(the metrics relay, the URL of one endpoint's /metrics through it, that endpoint's name) when the cluster has a
+    relay and an endpoint to relay, else None: verify asks it as the monitoring would."""
+    relay = metrics_relay.relay_of(specs)
+    relayed = next((spec for spec in specs if spec_meta.metrics_url(spec)), None)
+    if relay is None or relayed is None:
+        return None
+    return relay, spec_meta.of(relay)["relay_url"] + metrics_relay.route(relayed), relayed["name"]
 
 
 def kv_pairs(found):

@@ -209,7 +209,7 @@ def label(spec):
 
 
 def metrics(client, specs):
-    return {spec["name"]: parse_metrics(client.get(verify.base_url(spec) + "/metrics")[1]) for spec in specs}
+    return {spec["name"]: parse_metrics(client.get(spec_meta.metrics_url(spec))[1]) for spec in specs if spec_meta.metrics_url(spec)}
 
 
 def refused_without_key(front_client, front, problems):
@@ -383,6 +383,13 @@ def main():
         checks.append({"endpoint": label(spec), "check": what, "ok": code == 200, "seconds": seconds})
         if code != 200:
             problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], spec["ready"]["http"], code or body))
+    relayed = verify.relay_probe([spec for spec in specs if spec["name"] in up])
+    if relayed:  # the monitoring's way in answers as Prometheus asks it
+        relay, url, through = relayed
+        code, body, seconds = client.get(url)
+        checks.append({"endpoint": label(relay), "check": "relays %s" % through, "ok": code == 200, "seconds": seconds})
+        if code != 200:
+            problems.append("%s on %s: %s answered %s" % (relay["name"], relay["host"], url, code or body))
     if planned["front"] and planned["front"]["name"] not in up:
         problems.append("no request was sent: the front %s on %s is not running" % (planned["front"]["name"], planned["front"]["host"]))
         found["front"] = None

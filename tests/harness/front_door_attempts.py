@@ -5,9 +5,10 @@
 
     python3 front_door_attempts.py [--proxy URL --engine URL --bait-host ADDR --bait-port N
         [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]] [--tcp ADDR:PORT ...]
+        [--relay URL --relay-route PATH]
 
 With --proxy: runs a bait HTTP server on --bait-port first (what a host an attacker registers would be),
-then every attempt once, each bounded by a 10 s timeout. With --tcp: one TCP connection to each address
+then every attempt once, each bounded by a 10 s timeout. With --relay: the attempts on the metrics relay. With --tcp: one TCP connection to each address
 (what a firewall lets through). Prints one JSON object: "attempts" (name, HTTP status or 0 when nothing
 answered), "bait" (every request the bait received, with its Authorization header) and "tcp" (address:
 connected, refused or timeout). Only the addresses given are asked: the test passes the harness's own.
@@ -124,6 +125,27 @@ def attempts(args):
     return [{"attempt": name, "status": code} for name, code in tried]
 
 
+def relay_attempts(relay, route):
+    """The metrics relay from the monitoring network: its planned route answers GET; every other path, the services'
+    own APIs behind it and every other method are refused."""
+    tried = [
+        ("the relay: GET of a planned route (legitimate)", status(relay + route)),
+        ("the relay: POST to a planned route", status(relay + route, {"prompt": "attempt"})),
+        ("the relay: DELETE of a planned route", status(relay + route, method="DELETE")),
+        ("the relay: PUT to a planned route", status(relay + route, {}, method="PUT")),
+        ("the relay: a completion", status(relay + "/v1/completions", {"model": "glm", "prompt": "attempt"})),
+        ("the relay: /tokenize", status(relay + "/tokenize", {"prompt": "attempt"})),
+        ("the relay: the pool's key listing", status(relay + "/get_all_keys")),
+        ("the relay: the pool's key query", status(relay + "/query_key?key=attempt")),
+        ("the relay: a key deletion", status(relay + "/remove_all", {})),
+        ("the relay: a path escaping the route", status(relay + route + "/../../get_all_keys")),
+        ("the relay: the route with a suffix", status(relay + route + "/extra")),
+        ("the relay: a route of no planned container", status(relay + "/metrics/attacker/evil")),
+        ("the relay: an absolute URL as the path", status(relay + "/http://127.0.0.1:9003/get_all_keys")),
+    ]
+    return [{"attempt": name, "status": code} for name, code in tried]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--proxy")
@@ -137,12 +159,14 @@ def main():
     parser.add_argument("--variants", action="store_true", help="also the variants of paths, methods and headers")
     parser.add_argument("--guess", type=int, default=0, help="wrong keys to send in a row, last")
     parser.add_argument("--tcp", nargs="*", default=[], help="ADDR:PORT to open a TCP connection to")
+    parser.add_argument("--relay", help="the metrics relay's URL: the attempts on it")
+    parser.add_argument("--relay-route", default="", help="a route the relay serves (/metrics/<host>/<container>)")
     args = parser.parse_args()
-    tried = []
+    tried = relay_attempts(args.relay, args.relay_route) if args.relay else []
     if args.proxy:
         server = http.server.ThreadingHTTPServer(("0.0.0.0", args.bait_port), Bait)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        tried = attempts(args)
+        tried += attempts(args)
         time.sleep(args.wait)  # an instance the proxy took would be polled by now (its check runs at once)
         server.shutdown()
     print(json.dumps({"attempts": tried, "bait": RECEIVED, "tcp": {address: connect(address) for address in args.tcp}}))

@@ -27,7 +27,8 @@ DECODE = "10.99.0.12"  # pd_a2_d0: a host of the cluster in another DP group, no
 # pd_a2_p0's ports: SSH, the front door, the prefill API (serves /metrics), DP RPC and the Mooncake side channel
 # (planned, the cluster's), and 47000, a port vLLM could pick at run time (engine-core, torch.distributed)
 SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME = 22, 8081, 9081, 12321, 30000, 47000
-PORTS = [SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME]
+RELAY = 9410  # the metrics relay beside the front door (host_firewall_metrics_relay_port): the monitoring's way in
+PORTS = [SSH, FRONT_DOOR, API, DP_RPC, KV, RUNTIME, RELAY]
 
 
 BASTION = "10.99.0.6"  # host_firewall_cluster_networks: runs verify, no node
@@ -38,6 +39,9 @@ def rules(cluster=None, **settings):
     cluster = cluster or seeds.pd_a2()
     for node, address in zip(cluster["nodes"], [HOST, PEER, "10.99.0.12", "10.99.0.13"]):
         node["address"] = address
+    # as host_firewall declares it when there are monitoring networks
+    cluster["services"].append({"name": "metrics_relay", "host": "pd_a2_p0", "ports": [RELAY],
+                                "variables": ["host_firewall_metrics_relay_port"]})
     settings = dict({"client_networks": [CLIENT], "monitoring_networks": [MONITORING]}, **settings)
     return firewall.ruleset(plan_cluster(cluster), "pd_a2_p0", settings)
 
@@ -73,7 +77,7 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
     table = rules()
     spans = [tuple(int(part) for part in span.split("-")) for span in table["ports"]]
     planned = {port for port in PORTS if any(span[0] <= port <= span[-1] for span in spans)}
-    assert planned == {FRONT_DOOR, API, DP_RPC, KV}  # SSH and the run-time port are no port of the plan
+    assert planned == {FRONT_DOOR, API, DP_RPC, KV, RELAY}  # SSH and the run-time port are no port of the plan
     # probed after `systemctl restart nftables` as Debian's unit does it (flush ruleset) and the boot unit ran
     seen = probed(tmp_path, table, [PEER, DECODE, CLIENT, MONITORING, OUTSIDER6, OUTSIDER], PORTS, restart=True)
     print("outbound from the host to an outsider:", seen["outbound"])
@@ -81,9 +85,9 @@ def test_a_host_answers_the_cluster_everything_and_anyone_else_only_what_the_pla
 
     # P1, of P0's DP group: its DP RPC, the KV side channel, the run-time ports; the API is the front door's (on P0)
     assert connected(seen, PEER, PORTS) == set(PORTS) - {API}
-    assert connected(seen, DECODE, PORTS) == {SSH, FRONT_DOOR, KV, RUNTIME}  # another group: no DP RPC
+    assert connected(seen, DECODE, PORTS) == {SSH, FRONT_DOOR, KV, RUNTIME, RELAY}  # another group: no DP RPC
     assert connected(seen, CLIENT, PORTS) == {SSH, FRONT_DOOR}
-    assert connected(seen, MONITORING, PORTS) == {SSH, API}  # the API's /metrics; its completions are the engine key's to refuse
+    assert connected(seen, MONITORING, PORTS) == {SSH, RELAY}  # GET /metrics through the relay; the API serves completions too
     assert connected(seen, OUTSIDER, PORTS) == connected(seen, OUTSIDER6, PORTS) == {SSH}
     refused = [key for key, answer in seen.items() if key != "outbound" and answer != "connected"]
     assert all(seen[key] == "refused" for key in refused)  # a TCP reset each, at once, not a silent drop
@@ -94,9 +98,10 @@ def test_the_pool_masters_rpc_answers_the_nodes_only_not_an_extra_cluster_networ
     cluster = seeds.pd_pool_a2()
     cluster["services"][-1]["variables"] = ["mooncake_master_port", "mooncake_master_metrics_port"]  # as the role declares
     table = rules(cluster, cluster_networks=[BASTION])
-    ports = [MASTER_RPC, MASTER_METRICS, API]
+    ports = [MASTER_RPC, MASTER_METRICS, API, RELAY]
     seen = probed(tmp_path, table, [PEER, BASTION, MONITORING], ports)
 
-    assert connected(seen, PEER, ports) == {MASTER_RPC, MASTER_METRICS}  # P1 serves no front door, nor verify
-    assert connected(seen, BASTION, ports) == {MASTER_METRICS, API}  # verify's host reads metrics and asks engines, not the pool's RPC
-    assert connected(seen, MONITORING, ports) == {MASTER_METRICS, API}
+    assert connected(seen, PEER, ports) == {MASTER_RPC, MASTER_METRICS, RELAY}  # P1 serves no front door, nor verify
+    # verify's host reads metrics and asks engines, not the pool's RPC
+    assert connected(seen, BASTION, ports) == {MASTER_METRICS, API, RELAY}
+    assert connected(seen, MONITORING, ports) == {RELAY}  # the master's metrics port also answers key queries

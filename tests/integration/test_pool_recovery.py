@@ -17,7 +17,7 @@ import urllib.parse
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import POOL_ATTACKER, containers, free_port, http_json, node_docker, tcp_from, wait_http
+from harness import POOL_ATTACKER, attacker, containers, free_port, http_json, node_docker, tcp_from, tcp_from_container_on, wait_http
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
 NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
@@ -44,7 +44,7 @@ def cluster(pool_nodes):  # pylint: disable=unused-argument,redefined-outer-name
 
 def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     before = started()
-    assert "mooncake-master" in before and len(before) == 12
+    assert "mooncake-master" in before and "metrics-relay" in before and len(before) == 13
     node_docker(MASTER_NODE, "kill", "mooncake-master")
     result = deploy()
     steps = [line.strip() for line in result.output.splitlines() if "step " in line and " (wave " in line]
@@ -53,7 +53,7 @@ def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     after = started()
     engines = [name for name in after if name.startswith("vllm-ascend-")]
     assert all(after[name] != before[name] for name in engines + ["mooncake-master"])
-    assert after["pd-proxy"] == before["pd-proxy"]  # the proxy holds no registration
+    assert after["pd-proxy"] == before["pd-proxy"] and after["metrics-relay"] == before["metrics-relay"]  # no registration
     decode = [after[name] for name in engines if "-decode-" in name]
     prefill = [after[name] for name in engines if "-prefill-" in name]
     # the 5.4 order: master, then decode, then prefill, each wave waited for
@@ -121,8 +121,11 @@ def scraped(api, tmp_path):
             break
         assert time.monotonic() < deadline, [(t["scrapeUrl"], t["health"], t["lastError"]) for t in active]
         time.sleep(1)
-    assert {target["labels"]["llmops_container"]: target["labels"]["instance"] for target in active} == \
-        {name: group["targets"][0] for name, group in planned.items()}
+    # through the metrics relay (the harness names this machine a monitoring network): each target its own path on the
+    # relay's address, its endpoint as its instance
+    assert {target["labels"]["llmops_container"]: (target["scrapeUrl"], target["labels"]["instance"]) for target in active} == \
+        {name: ("http://10.213.7.61:9410/metrics/%s/%s" % (group["labels"]["llmops_host"], name), group["labels"]["instance"])
+         for name, group in planned.items()}
     # every engine's own series carry the labels the alert rules select on
     query = urllib.parse.quote('count by (llmops_container, llmops_role) (vllm:num_requests_running{llmops_cluster="pd_pool_a2"})')
     labelled = {(row["metric"]["llmops_container"], row["metric"]["llmops_role"])
@@ -153,18 +156,35 @@ def panels_answer(api, tmp_path):
 
 
 MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC and metrics ports (mooncake_master role)
+RELAY, PREFILL_API = "10.213.7.61:9410", "10.213.7.61:9081"  # the metrics relay beside the front door; P0's engine API
 
 
 def test_the_pool_service_answers_only_the_cluster_behind_the_host_firewall(cluster):
-    """host_firewall, on by default, on a KV-pool cluster: the master's RPC port is the cluster's; its metrics port also
-    the monitoring network's (the attacker's address listed as one, then not); host_firewall_enabled: false opens them
-    (the collection's table removed), and the default closes them again."""
-    outside, inside = tcp_from("attacker", MASTER, POOL_ATTACKER), tcp_from("llmops-pool-a2-d1", MASTER)
-    print("the master's ports from the attacker: %s; from pd_pool_a2_d1: %s" % (outside, inside))
-    assert outside == dict.fromkeys(MASTER, "refused") and inside == dict.fromkeys(MASTER, "connected")
+    """host_firewall, on by default, on a KV-pool cluster: the master's RPC and metrics ports are the cluster's; a
+    monitoring network (the attacker's address listed as one) reaches the metrics relay alone, which answers GET of a
+    planned /metrics and refuses the rest; host_firewall_enabled: false opens them (the collection's table removed),
+    and the default closes them again."""
+    ports = MASTER + [PREFILL_API, RELAY]
+    outside, inside = tcp_from("attacker", ports, POOL_ATTACKER), tcp_from("llmops-pool-a2-d1", ports)
+    print("the master's ports, P0's API and the relay from the attacker: %s; from pd_pool_a2_d1: %s" % (outside, inside))
+    assert outside == dict.fromkeys(ports, "refused")
+    # inside: the pool's ports and the relay are the cluster's; an engine's API the front door's and the relay's host's
+    assert inside == dict(dict.fromkeys(ports, "connected"), **{PREFILL_API: "refused"})
+    # a container on D1's own Docker bridge: its own node's engine API refuses it (a bridge address is no cluster host);
+    # to the other hosts it is D1 (Docker masquerades it), which the firewall trusts as it trusts the host
+    own = "10.213.7.64:9900"
+    beside = tcp_from_container_on("llmops-pool-a2-d1", [own] + ports)
+    print("from a container on pd_pool_a2_d1's bridge: %s" % beside)
+    assert beside == dict(inside, **{own: "refused"})
     monitored = {"host_firewall_monitoring_networks": [POOL_ATTACKER + "/32"]}
     run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps(monitored))
-    assert tcp_from("attacker", MASTER, POOL_ATTACKER) == {MASTER[0]: "refused", MASTER[1]: "connected"}
+    assert tcp_from("attacker", ports, POOL_ATTACKER) == dict(dict.fromkeys(ports, "refused"), **{RELAY: "connected"})
+    seen = attacker("--relay", "http://" + RELAY, "--relay-route", "/metrics/pd_pool_a2_p0/mooncake-master",
+                    address=POOL_ATTACKER)["attempts"]
+    for attempt in seen:
+        print("from the monitoring network: %-55s -> %s" % (attempt["attempt"], attempt["status"]))
+    assert seen[0]["status"] == 200  # Prometheus's own request
+    assert [a for a in seen[1:] if a["status"] not in (404, 405)] == [] and len(seen) == 13
     opened = run_playbook("pd_pool_a2.yml", LAB, "-i", str(INVENTORY), "-e", json.dumps({"host_firewall_enabled": False}))
     assert "cluster pd_pool_a2, open by choice: host_firewall_enabled is false" in " ".join(opened.output.split())
     assert set(tcp_from("attacker", MASTER, POOL_ATTACKER).values()) == {"connected"}  # open to anyone that routes to the nodes

@@ -23,11 +23,11 @@ def test_every_planned_port_of_a_host_accepts_the_cluster_and_refuses_the_rest()
     p0 = rules["pd_a2_p0"]
     planned = {(e["low"], e["high"]) for e in plan["ports"]["pd_a2_p0"] if e["space"] == "host"}
     assert {(8081, 8081), (9081, 9081), (12321, 12321)} <= planned
-    assert p0["front_door"] == ["8081"] and p0["metrics"] == ["9081"]  # the proxy; the prefill API serves /metrics
+    assert p0["front_door"] == ["8081"] and p0["metrics"] == []  # the proxy; /metrics only through a relay (below)
     assert p0["cluster_hosts"] == ["192.0.2.41", "192.0.2.42", "192.0.2.43", "192.0.2.44"]
     text = p0["text"]
     assert "tcp dport { 8081 } ip saddr @client_networks accept" in text
-    assert "tcp dport { 9081 } ip saddr @monitoring_networks accept" in text
+    assert "@monitoring_networks accept" not in text  # the API's port serves completions too: the cluster's
     assert "    ip saddr @cluster_hosts accept" in text  # the ports vLLM picks at run time, and the planned ones below
     assert "tcp dport { 22 } accept" in text and p0["ssh"] == ["22"]
     # default-deny: whatever was not accepted above is refused, IPv6 too (the client and cluster sets are IPv4)
@@ -38,7 +38,25 @@ def test_every_planned_port_of_a_host_accepts_the_cluster_and_refuses_the_rest()
     assert 'comment "llmops %s"' % p0["digest"] in text and "delete table inet llmops_pd_a2" in text
     d0 = rules["pd_a2_d0"]
     assert d0["front_door"] == [] and "@client_networks accept" not in d0["text"]  # no front door on a decode node
-    assert d0["metrics"] == ["9900-9903"]  # four decode ranks' APIs, merged
+    assert d0["metrics"] == [] and "@monitoring_networks accept" not in d0["text"]
+
+
+def with_relay(cluster, host="pd_a2_p0", port=9410):
+    cluster["services"].append({"name": "metrics_relay", "host": host, "ports": [port], "variables": ["host_firewall_metrics_relay_port"]})
+    return cluster
+
+
+def test_the_monitoring_networks_reach_the_metrics_relay_alone():
+    """Ports that serve /metrics also serve completions (engine APIs) or the pool's key queries: the monitoring
+    networks reach the relay's port and nothing else; the relay's host reaches the engine APIs like the front door's."""
+    plan = plan_cluster(with_relay(seeds.pd_a2(), host="pd_a2_d1"))
+    rules = firewall.rulesets(plan, SETTINGS)
+    d1, p0 = rules["pd_a2_d1"], rules["pd_a2_p0"]
+    assert d1["metrics"] == ["9410"] and "tcp dport { 9410 } ip saddr @monitoring_networks accept" in d1["text"]
+    assert p0["metrics"] == [] and "@monitoring_networks accept" not in p0["text"]
+    assert "set api_clients { type ipv4_addr; flags interval; elements = { 192.0.2.41, 192.0.2.44 } }" in p0["text"]
+    assert "set api_clients { type ipv4_addr; flags interval; elements = { 192.0.2.41 } }" in \
+        firewall.ruleset(plan_cluster(seeds.pd_a2()), "pd_a2_p0", SETTINGS)["text"]  # without the relay
 
 
 def test_the_digest_follows_the_rules():
@@ -149,17 +167,18 @@ def test_status_names_a_missing_or_changed_table():
         "the firewall table inet llmops_pd_a2 on pd_a2_p1 is not loaded (deploy loads it)"]
 
 
-def test_the_pool_services_ports_are_the_clusters_and_their_metrics_the_monitorings():
+def test_the_pool_services_ports_are_the_clusters_and_their_metrics_the_relays():
     cluster = seeds.pd_pool_a2()
     # the variables the mooncake_master role declares with its ports (declare.yml)
     cluster["services"][-1]["variables"] = ["mooncake_master_port", "mooncake_master_metrics_port"]
-    plan = plan_cluster(cluster)
+    plan = plan_cluster(with_relay(cluster))
     rules = firewall.rulesets(plan, SETTINGS)
     home = next(host for host, ports in plan["ports"].items() if any(e["owner"] == "mooncake_master" for e in ports))
     master = {e["variable"]: str(e["low"]) for e in plan["ports"][home] if e["owner"] == "mooncake_master"}
     rpc, metrics = master["mooncake_master_port"], master["mooncake_master_metrics_port"]
     assert rpc in rules[home]["ports"] and rpc not in rules[home]["metrics"]  # the master's RPC: the cluster's only
-    assert metrics in rules[home]["metrics"]
+    # its metrics port also answers key queries: the cluster's too (the relay on P0 among them); the relay's port the monitoring's
+    assert metrics in rules[home]["ports"] and rules[home]["metrics"] == ["9410"]
     # the RPC takes no credentials: the cluster's nodes only, not an extra cluster network (a bastion)
     text = firewall.ruleset(plan, home, dict(SETTINGS, cluster_networks=["203.0.113.77"]))["text"]
     assert "set cluster_nodes { type ipv4_addr; flags interval; elements = { 192.0.2.41, 192.0.2.42, 192.0.2.43, 192.0.2.44 } }" in text
@@ -272,8 +291,6 @@ def test_inside_the_cluster_each_planned_port_answers_the_hosts_that_use_it():
         listed = ", ".join(ports)
         accept, refuse = "tcp dport { %s } ip saddr @%s accept" % (listed, name), "tcp dport { %s } reject with tcp reset" % listed
         assert text.index(accept) < text.index(refuse) < text.index("    ip saddr @cluster_hosts accept")  # ...first
-    # the monitoring still scrapes the APIs' /metrics: its accept comes before the APIs are kept to their clients
-    assert text.index("ip saddr @monitoring_networks accept") < text.index("ip saddr @api_clients accept")
 
 
 def test_without_a_front_door_the_engine_apis_answer_the_cluster():

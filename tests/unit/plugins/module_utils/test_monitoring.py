@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import re
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
@@ -46,6 +48,32 @@ def test_every_api_engine_and_the_pool_master_are_targets_the_proxy_and_headless
     assert by_container["mooncake-master"]["labels"]["llmops_role"] == "service"
     assert "llmops_instance" not in by_container["mooncake-master"]["labels"]  # an engine's DP group, no service has one
     assert "pd-proxy" not in by_container and "vllm-prefill-dp1" not in by_container
+
+
+def relayed(specs, port=9410):
+    settings = {"name": "metrics-relay", "host": "pd_a2_p0", "address": "192.0.2.41", "image": "img", "bind": "0.0.0.0",
+                "port": port, "config_dir": "/etc/llmops/metrics_relay/", "script": "# the relay\n"}
+    return specs + [launch.new_spec(**metrics_relay.spec_fields(settings, specs))]
+
+
+def test_with_a_relay_every_target_is_scraped_through_it_by_its_path():
+    specs = relayed(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE) + [MASTER, PROXY])
+    relay = specs[-1]
+    routes = json.loads(relay["files"]["/etc/llmops/metrics_relay/routes.json"])
+    assert routes["/metrics/pd_a2_p0/mooncake-master"] == "http://192.0.2.41:9003/metrics"
+    assert routes["/metrics/pd_a2_d1/vllm-decode-dp5"] == "http://192.0.2.44:9901/metrics" and len(routes) == 10
+    assert relay["command"] == ["python3", "/etc/llmops/metrics_relay/metrics_relay.py", "--host", "0.0.0.0", "--port", "9410",
+                                "--routes", "/etc/llmops/metrics_relay/routes.json"]
+    assert relay["wave"] == max(s["wave"] for s in specs) and relay["ready"] == {"http": "http://192.0.2.41:9410/health"}
+    assert relay["meta"]["live"]["files"] == ["/etc/llmops/metrics_relay/routes.json"]  # rewritten in place, no restart
+    by_container = {group["labels"]["llmops_container"]: group for group in monitoring.scrape_targets(specs, "pd_a2")}
+    assert "metrics-relay" not in by_container and len(by_container) == 10
+    assert by_container["vllm-decode-dp5"] == {
+        "targets": ["192.0.2.41:9410"],
+        "labels": {"llmops_cluster": "pd_a2", "llmops_host": "pd_a2_d1", "llmops_container": "vllm-decode-dp5",
+                   "llmops_role": "decode", "llmops_instance": "decode", "__metrics_path__": "/metrics/pd_a2_d1/vllm-decode-dp5",
+                   "instance": "192.0.2.44:9901"}}
+    assert set(routes) == {group["labels"]["__metrics_path__"] for group in by_container.values()}
 
 
 def test_pd_clusters_get_the_balance_alerts_others_do_not():

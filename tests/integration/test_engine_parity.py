@@ -27,7 +27,9 @@ import pytest
 import yaml
 
 from ansible_collections.llmops.inference.plugins.module_utils._dashboard import PANEL_SERIES
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import HF_TOKEN_ENV, HF_TOKEN_PATH_ENV
 from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
+from ansible_collections.llmops.inference.plugins.module_utils._secret_files import SECRETS_MOUNT
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
 from conftest import ROOT
 from harness import free_port, metric
@@ -352,3 +354,21 @@ def test_the_planners_flag_list_is_the_parser_of_the_lab_images_vllm():
     for flags in (["--max-num-seqs", "thirty-two"], ["--dtype", "fp4"]):
         refused = Real().run("--host", "127.0.0.1", "--port", "1", *flags)
         assert refused.returncode == 2 and "error" in refused.stderr, (flags, refused.stderr[-500:])
+
+
+def test_real_vllms_huggingface_hub_reads_its_token_from_the_file_the_plan_names(tmp_path):
+    """vllm_engine gives HF_TOKEN as a file (0400, in the container's secrets mount) and HF_TOKEN_PATH naming it, no
+    HF_TOKEN in the environment: the huggingface_hub real vLLM 0.32 ships, which fetches a model's files, reads it."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir(mode=0o700)
+    token = "hf_parity_%d" % os.getpid()
+    (secrets / HF_TOKEN_ENV).write_text(token + "\n")  # as deploy writes a secret file: the value, a newline, 0400
+    (secrets / HF_TOKEN_ENV).chmod(0o400)
+    path = "%s/%s" % (SECRETS_MOUNT, HF_TOKEN_ENV)
+    read = ("import os, huggingface_hub; assert 'HF_TOKEN' not in os.environ; "
+            "print(huggingface_hub.__version__, huggingface_hub.get_token())")
+    run = subprocess.run(["docker", "run", "--rm", "-v", "%s:%s:ro" % (VENV, MOUNT), "-v", "%s:%s:ro" % (secrets, SECRETS_MOUNT),
+                          "-e", "%s=%s" % (HF_TOKEN_PATH_ENV, path), "--entrypoint", MOUNT + "/bin/python3",
+                          "llmops-engine:test", "-c", read], capture_output=True, text=True, timeout=120, check=False)
+    print("huggingface_hub of real vLLM, with %s=%s: %s" % (HF_TOKEN_PATH_ENV, path, run.stdout.strip() or run.stderr[-500:]))
+    assert run.returncode == 0 and run.stdout.split()[-1] == token, run.stderr[-2000:]

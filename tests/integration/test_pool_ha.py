@@ -17,11 +17,14 @@ import re
 import socket
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 from conftest import LAB, ROOT, run_playbook
-from harness import CLIENT_KEY, containers, finished_at, http_json, http_text, metric, node_docker, node_exec, wait_until
+from harness import (CLIENT_KEY, POOL_ATTACKER, containers, finished_at, http_json, http_text, metric, node_docker, node_exec,
+                     tcp_from, wait_until)
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position
@@ -175,6 +178,37 @@ def test_killing_the_leader_under_load_hands_over_to_the_standby_and_restarts_no
     late = [r for r in load.results if "end" in r and r["start"] > took + 3 and not r.get("error")]
     assert late, "nothing answered after the failover"
     assert found > 0  # the installed Mooncake (0.3.13.post1) replicates the metadata through its oplog
+
+
+def test_from_outside_every_port_of_the_ha_pool_is_refused_and_the_monitoring_gets_metrics_alone(ha_cluster):
+    """The attack catalogue's TCP part on the pool in HA: from a container on the harness network that is no node, every
+    port the plan binds is refused (etcd's client and peer ports, both masters' RPC and metrics, the engine APIs, the
+    front door, the relay); this machine, a monitoring network, reads etcd's and the masters' /metrics through the relay
+    and nothing else of them through it (etcd's key-value API, a master's key listing)."""
+    etcd = ["10.213.7.61", "10.213.7.62", "10.213.7.63"]
+    ports = (["%s:%d" % (a, p) for a in etcd for p in (2379, 2380)] + ["%s:%d" % (a, p) for a in MASTERS.values() for p in (50088, 9003)]
+             + ["10.213.7.61:9081", "10.213.7.62:9082", "10.213.7.63:9900", "10.213.7.61:8081", "10.213.7.61:9410"])
+    outside = tcp_from("attacker", ports, POOL_ATTACKER)
+    print("from outside the cluster: %s" % outside)
+    assert outside == dict.fromkeys(ports, "refused")
+    relay = "http://10.213.7.61:9410"
+    seen = [("GET" if body is None else "POST", path, status_of(relay + path, body)) for path, body in (
+        ("/metrics/pd_pool_a2_d0/mooncake-etcd", None), ("/metrics/pd_pool_a2_p1/mooncake-master", None),
+        ("/v3/kv/range", b'{"key": "AA=="}'), ("/v3/kv/put", b'{"key": "AA==", "value": "AA=="}'),
+        ("/metrics/pd_pool_a2_d0/mooncake-etcd/../../v3/kv/range", None), ("/get_all_keys", None),
+        ("/metrics/pd_pool_a2_p1/mooncake-master", b"{}"))]
+    for method, path, code in seen:
+        print("through the relay: %-4s %-60s -> %s" % (method, path, code))
+    assert [code for _method, _path, code in seen] == [200, 200, 405, 405, 404, 404, 405]
+
+
+def status_of(url, body=None):
+    """The HTTP status of a GET (or, with a body, a POST) from this machine."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=10) as answer:
+            return answer.status
+    except urllib.error.HTTPError as err:
+        return err.code
 
 
 def test_a_dead_etcd_member_stops_nothing_and_a_rerun_brings_back_what_died_and_nothing_else(ha_cluster):

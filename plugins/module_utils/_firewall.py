@@ -100,6 +100,14 @@ def found_on_host(module, table, path, text=None):
     return found
 
 
+def rules_on_host(path: str) -> str:
+    """The rules file as it is on the host ("" when it is missing or unreadable), for --diff."""
+    try:
+        return read_text(path) or ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def _holds(path: str, text: str) -> bool:
     try:
         return read_text(path) == text

@@ -27,7 +27,8 @@ attributes:
     support: full
     details: Reports whether the table, its file or its unit would change; writes, loads and removes nothing.
   diff_mode:
-    support: none
+    support: full
+    details: With O(state=present), the rules file as it is on the host against the planned rules, when they differ.
 options:
   table:
     description: The collection's table, in family C(inet).
@@ -84,19 +85,21 @@ def main():
     unit = firewall.boot_unit_path(table)
     if module.params["state"] == "absent":
         found = firewall.found_on_host(module, table, path)
-        if module.check_mode or not any(found[k] for k in ("loaded", "file", "unit")):
-            module.exit_json(changed=any(found[k] for k in ("loaded", "file", "unit")), unit=unit)
+        there = any(found[k] for k in ("loaded", "file", "unit"))
+        if module.check_mode or not there:
+            module.exit_json(changed=there, unit=unit)
         removed, failed = firewall.remove(module, table, path)
         if failed:
             module.fail_json(msg=failed, unit=unit)
         module.exit_json(changed=removed, unit=unit)
     if firewall.found_on_host(module, table, path, text).get("current"):
         module.exit_json(changed=False, unit=unit)
+    diff = {"before_header": path, "after_header": path, "before": firewall.rules_on_host(path), "after": text}
     if not module.check_mode:
         failed = firewall.load(module, path, text, table)
         if failed:
             module.fail_json(msg=failed, unit=unit)
-    module.exit_json(changed=True, unit=unit)
+    module.exit_json(changed=True, unit=unit, diff=diff)
 
 
 if __name__ == "__main__":

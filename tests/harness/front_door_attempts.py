@@ -4,7 +4,7 @@
 """The attempts on a cluster's front door, made from wherever this runs (tests only; standard library).
 
     python3 front_door_attempts.py [--proxy URL --engine URL --bait-host ADDR --bait-port N
-        [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]] [--tcp ADDR:PORT ...]
+        [--model NAME] [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]] [--tcp ADDR:PORT ...]
         [--relay URL --relay-route PATH]
 
 With --proxy: runs a bait HTTP server on --bait-port first (what a host an attacker registers would be),
@@ -93,13 +93,13 @@ def variants(args, proxy, completion):
 
 
 def attempts(args):
-    proxy, completion = args.proxy, {"model": "glm", "prompt": "attempt", "max_tokens": 1}
+    proxy, completion = args.proxy, {"model": args.model, "prompt": "attempt", "max_tokens": 1}
     bait = "%s:%d" % (args.bait_host, args.bait_port)
     add_bait = {"type": "decode", "instances": [bait]}
     tried = [
         ("completion without a key", status(proxy + "/v1/completions", completion)),
         ("completion with a wrong key", status(proxy + "/v1/completions", completion, "wrong-key")),
-        ("chat completion without a key", status(proxy + "/v1/chat/completions", {"model": "glm", "messages": []})),
+        ("chat completion without a key", status(proxy + "/v1/chat/completions", {"model": args.model, "messages": []})),
         ("key in the query string", status(proxy + "/v1/completions?api_key=%s" % args.client_key, completion)),
         ("the admin key on the API", status(proxy + "/v1/completions", completion, args.admin_key)),
         ("/instances/add of the attacker without a key", status(proxy + "/instances/add", add_bait)),
@@ -152,6 +152,7 @@ def main():
     parser.add_argument("--engine")
     parser.add_argument("--bait-host")
     parser.add_argument("--bait-port", type=int)
+    parser.add_argument("--model", default="glm", help="the served model name, so that a refusal is the guard's, not vLLM's 404")
     parser.add_argument("--client-key", default="")
     parser.add_argument("--old-key", default="")
     parser.add_argument("--admin-key", default="")

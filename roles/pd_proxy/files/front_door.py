@@ -63,6 +63,7 @@ from pathlib import Path
 # beside this file in the proxy's container (and on the controller's path in the unit tests)
 import front_door_guard  # pylint: disable=wrong-import-order
 import llmops_key_guard  # pylint: disable=wrong-import-order
+from front_door_stream import error_of  # pylint: disable=wrong-import-order
 from llmops_key_guard import bearer, key_matches  # pylint: disable=wrong-import-order
 
 OPEN_PATHS = frozenset({"/healthcheck", "/metrics"})
@@ -177,11 +178,6 @@ def replayed(body, receive):
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replay
-
-
-def error_body(message, kind, code):
-    """An OpenAI-style error body."""
-    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
 
 
 class FrontDoor:
@@ -314,7 +310,7 @@ class FrontDoor:
         if retry_after:
             headers.append((b"retry-after", str(int(math.ceil(retry_after))).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": error_body(message, kind, code)})
+        await send({"type": "http.response.body", "body": json.dumps(error_of(message, kind, code)).encode()})
 
 
 def upstream_module():

@@ -47,7 +47,7 @@ import httpx  # the upstream proxy's own client library, in its image
 
 from front_door_guard import PROXY_FIELDS
 from front_door_health import ROLES, Member
-from front_door_stream import Events, choice_text, disconnected, error_json, error_message, event_data, first_choice
+from front_door_stream import Events, choice_text, disconnected, error_json, error_message, error_of, event_data, first_choice
 from front_door_watch import CONNECT_TIMEOUT, HEALTH_TIMEOUT, Bounds, Ejected, Send, Watch, logger
 
 
@@ -359,7 +359,7 @@ class Router(Watch):
         choice = {"index": 0, "finish_reason": "error"}
         choice.update({"delta": {}} if request.chat else {"text": ""})
         last = dict(request.last, choices=[choice])
-        error = {"error": {"message": message, "type": "BadGatewayError", "param": None, "code": status}}
+        error = error_of(message, "BadGatewayError", status)
         body = b"".join(b"data: " + json.dumps(part).encode() + b"\n\n" for part in (last, error)) + b"data: [DONE]\n\n"
         await self.start_stream(request, send)
         await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -12,9 +12,14 @@ from typing import Any, Callable
 import httpx  # the upstream proxy's own client library, in its image
 
 
+def error_of(message: str, kind: str, code: Any) -> dict:
+    """vLLM's error (ErrorResponse: message, type, param, code), as a body or an error event carries it."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
 def error_json(status: int, message: str, kind: str) -> bytes:
-    """vLLM's error body (ErrorResponse: message, type, param, code)."""
-    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": status}}).encode()
+    """vLLM's error body, its code the HTTP status."""
+    return json.dumps(error_of(message, kind, status)).encode()
 
 
 def sse_events(buffer: bytes) -> tuple[list[bytes], bytes]:

@@ -66,3 +66,15 @@ def test_absent_removes_the_table_its_file_and_its_unit_and_then_has_nothing_to_
 def test_present_needs_the_rules(capsys, tmp_path, listed):
     result = _run(capsys, file=str(tmp_path / "llmops_lab.nft"))
     assert result["failed"] and "text" in result["msg"]
+
+
+def test_check_mode_shows_the_rules_that_would_change_and_writes_nothing(capsys, tmp_path, listed):
+    calls, _listing = listed
+    path = tmp_path / "firewall" / "llmops_lab.nft"
+    preview = _run(capsys, file=str(path), text=RULES, _ansible_check_mode=True, _ansible_diff=True)
+    assert preview["changed"] and preview["diff"]["before"] == "" and preview["diff"]["after"] == RULES
+    assert not path.exists() and not any(" -f " in line for line in calls.read_text().splitlines())
+    _run(capsys, file=str(path), text=RULES)
+    wider = RULES.replace("0123abcd", "4567ef01")
+    assert _run(capsys, file=str(path), text=wider, _ansible_check_mode=True, _ansible_diff=True)["diff"]["before"] == RULES
+    assert path.read_text() == RULES

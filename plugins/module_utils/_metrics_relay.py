@@ -21,8 +21,8 @@ from typing import Any
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 
-SERVICE = "metrics_relay"  # the planner's service name: the firewall's "monitoring" reach
-KIND = "metrics_relay"
+SERVICE = "metrics_relay"  # the planner's service name (host_firewall's declare): the firewall's "monitoring" reach
+KIND = "metrics_relay"  # its launch spec's meta kind
 SCRIPT = "metrics_relay.py"
 ROUTES = "routes.json"
 PREFIX = "/metrics/"

@@ -6,6 +6,7 @@ unique."""
 
 from __future__ import annotations
 
+from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 
 
@@ -20,7 +21,6 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_errors impo
 #   monitoring  the metrics relay (GET /metrics only): the monitoring networks
 #   None        a port no host firewall sees (the NPUs' own sockets)
 FRONT_DOOR_SERVICE = "pd_proxy"
-METRICS_RELAY_SERVICE = "metrics_relay"  # _metrics_relay.SERVICE
 
 
 def bound_ports(cluster, ranks, processes):
@@ -71,7 +71,7 @@ def _rank_ports(group, rank):
 def _service_reach(service, variable):
     if service.name == FRONT_DOOR_SERVICE:
         return "clients"
-    if service.name == METRICS_RELAY_SERVICE:
+    if service.name == metrics_relay.SERVICE:
         return "monitoring"
     if variable.endswith("metrics_port"):
         return "metrics"

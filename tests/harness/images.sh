@@ -3,6 +3,7 @@
 #   llmops-node:test    a cluster node: Debian with its own Docker engine (docker.io), python3, sshd
 #   llmops-engine:test  what runs on the nodes: the simulated engine as `vllm`, the real PD proxy
 #                       from the vllm-ascend sdist, mooncake_master, the Memcache MetaService and etcd (Debian)
+#   llmops-fresh-base:trixie  a fresh Debian 13 root for the fresh-machine test (Debian 12's is llmops-engine-base)
 # Root file systems come from debootstrap; each image is rebuilt only when its inputs change.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,12 +24,12 @@ ENGINE_PACKAGES=python3,python3-venv,libibverbs1,libnuma1,libcurl4,ca-certificat
 inputs_hash() { cat "$@" | sha256sum | cut -c1-16; }
 image_has() { [ "$(docker image inspect -f '{{index .Config.Labels "llmops.inputs"}}' "$1" 2>/dev/null)" = "$2" ]; }
 
-rootfs_image() {  # name packages hash
-  local name=$1 packages=$2 hash=$3 dir="$build/rootfs-${1%%:*}"
+rootfs_image() {  # name packages hash [suite]
+  local name=$1 packages=$2 hash=$3 suite=${4:-bookworm} dir="$build/rootfs-${1%%:*}-${1##*:}"
   image_has "$name" "$hash" && return 0
   rm -rf "$dir"
   # bounded: the build below waits for it (a mirror that stops answering fails here, by name)
-  timeout -k 30 900 debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
+  timeout -k 30 900 debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$dir.log" 2>&1 \
     || { echo "images: debootstrap of $name failed or took over 900 s" >&2; tail -20 "$dir.log" >&2; return 1; }
   rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
   tar -C "$dir" -c . | docker import -c 'CMD ["/bin/bash"]' -c "LABEL llmops.inputs=$hash" - "$name" >/dev/null
@@ -49,6 +50,13 @@ proxy_script() {
     "vllm_ascend-$VLLM_ASCEND/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py" >"$out"
 }
 
+# A fresh Debian 13 root for the fresh-machine test (Debian 12's is the engine base): python3 and its venv, and the
+# certificates and procps (pgrep) that one has too.
+FRESH_PACKAGES=python3,python3-venv,ca-certificates,procps
+fresh_hash=$(echo "$FRESH_PACKAGES trixie" | sha256sum | cut -c1-16)
+rootfs_image llmops-fresh-base:trixie "$FRESH_PACKAGES" "$fresh_hash" trixie &
+fresh_job=$!
+
 node_base_hash=$(echo "$NODE_PACKAGES" | sha256sum | cut -c1-16)
 node_hash=$(echo "$node_base_hash" | cat - "$here/node-entrypoint.sh" "$here/node.Dockerfile" "$here"/sim_host/* | sha256sum | cut -c1-16)
 base_hash=$(echo "$ENGINE_PACKAGES" | sha256sum | cut -c1-16)
@@ -56,6 +64,7 @@ rootfs_image llmops-node-base:test "$NODE_PACKAGES" "$node_base_hash" &
 node_job=$!
 rootfs_image llmops-engine-base:test "$ENGINE_PACKAGES" "$base_hash"
 wait "$node_job"
+wait "$fresh_job"
 
 if ! image_has llmops-node:test "$node_hash"; then
   docker build -q -t llmops-node:test --label "llmops.inputs=$node_hash" -f "$here/node.Dockerfile" "$here" >/dev/null

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The installers the README's two commands rely on, on a fresh Debian root.
+"""The installers the README's two commands rely on, on fresh Debian 12 and Debian 13 roots.
 
 A machine that already has docker.io and prometheus never takes the apt lock, so it hides what a new
-user's first run does. This test runs them in a container made from the harness's debootstrap base
-image (Debian bookworm minbase with python3 and python3-venv only: no docker.io, debootstrap or
+user's first run does. This test runs them in a container made from each of the harness's debootstrap
+base images (Debian bookworm and trixie minbase with python3 and python3-venv: no docker.io, debootstrap or
 prometheus), with this checkout copied in and the pip set-up of this machine kind mounted read-only.
 It runs them side by side as scripts/test.sh does:
   1. scripts/bootstrap.sh beside tests/harness/docker_engine.sh (the first lanes' first steps),
@@ -28,7 +28,9 @@ import pytest
 
 from conftest import ROOT
 
-BASE_IMAGE = "llmops-engine-base:test"  # tests/harness/images.sh
+# Fresh roots of Debian 12 and 13 (tests/harness/images.sh): python3 and python3-venv, no docker.io, debootstrap or
+# prometheus (Debian 12's is the engines' base, which also has their libraries and etcd)
+BASE_IMAGES = {"debian12": "llmops-engine-base:test", "debian13": "llmops-fresh-base:trixie"}
 NAME = "llmops-fresh-root"
 LOCK = "/tmp/llmops-apt.lock"
 CHECKOUT = "/root/checkout"
@@ -47,10 +49,11 @@ def inside(command, check=True):
     return docker("exec", NAME, "bash", "-c", command, check=check)
 
 
-@pytest.fixture(scope="module")
-def fresh_root():
-    if docker("image", "inspect", BASE_IMAGE, check=False).returncode != 0:
-        pytest.fail("%s is missing: tests/harness/images.sh builds it" % BASE_IMAGE)
+@pytest.fixture(scope="module", params=sorted(BASE_IMAGES))
+def fresh_root(request):
+    base_image = BASE_IMAGES[request.param]
+    if docker("image", "inspect", base_image, check=False).returncode != 0:
+        pytest.fail("%s is missing: tests/harness/images.sh builds it" % base_image)
     docker("rm", "-f", "-v", NAME, check=False)
     docker("volume", "rm", NAME + "-docker", check=False)
     mounts = []
@@ -63,10 +66,12 @@ def fresh_root():
            "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
            "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
            "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", NAME + "-docker:/var/lib/docker", "--tmpfs", "/run",
-           *mounts, "--label", "llmops.harness=1", BASE_IMAGE, "sleep", "infinity")
+           *mounts, "--label", "llmops.harness=1", base_image, "sleep", "infinity")
     try:
         missing = inside("for tool in dockerd debootstrap prometheus promtool; do command -v $tool || true; done")
         assert missing.stdout.strip() == "", "the base image is not fresh: it has " + missing.stdout
+        print("fresh root: %s, %s" % (inside(". /etc/os-release && echo $PRETTY_NAME").stdout.strip(),
+                                      inside("python3 --version").stdout.strip()))
         files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                                capture_output=True, check=True).stdout
         existing = b"\0".join(f for f in files.split(b"\0") if f and (ROOT / f.decode()).exists())

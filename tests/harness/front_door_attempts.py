@@ -4,14 +4,14 @@
 """The attempts on a cluster's front door, made from wherever this runs (tests only; standard library).
 
     python3 front_door_attempts.py [--proxy URL --engine URL --bait-host ADDR --bait-port N
-        [--model NAME] [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]] [--tcp ADDR:PORT ...]
-        [--relay URL --relay-route PATH]
+        [--model NAME] [--client-key K] [--old-key K] [--admin-key K] [--wait 3] [--variants] [--guess N]]
+        [--tcp ADDR:PORT ...] [--relay URL --relay-route PATH]
 
 With --proxy: runs a bait HTTP server on --bait-port first (what a host an attacker registers would be),
-then every attempt once, each bounded by a 10 s timeout. With --relay: the attempts on the metrics relay. With --tcp: one TCP connection to each address
-(what a firewall lets through). Prints one JSON object: "attempts" (name, HTTP status or 0 when nothing
-answered), "bait" (every request the bait received, with its Authorization header) and "tcp" (address:
-connected, refused or timeout). Only the addresses given are asked: the test passes the harness's own.
+then every attempt once, each bounded by a 10 s timeout. With --relay: the attempts on the metrics relay (a route
+it serves given by --relay-route). With --tcp: one TCP connection to each address (what a firewall lets through).
+Prints one JSON object: "attempts" (name, HTTP status or 0 when nothing answered), "bait" (every request the bait
+received, with its Authorization header) and "tcp" (address: connected, refused or timeout). Only the addresses given are asked: the test passes the harness's own.
 """
 
 from __future__ import annotations

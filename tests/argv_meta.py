@@ -72,9 +72,13 @@ def service_meta(spec):
     base = re.match(r"^(https?://[^/]+)", url)
     if url.endswith("/healthcheck"):
         return {"kind": "proxy", "role": "service", "api_url": base.group(1)}
+    command = " ".join(spec.get("command") or [])
     if url.endswith("/metrics"):
-        return {"kind": "pool_service", "role": "service", "metrics_url": url}
-    return {"kind": "pool_service" if "MetaService" in " ".join(spec.get("command") or []) else "service", "role": "service"}
+        return {"kind": "pool_service", "role": "service", "metrics_url": url,
+                "backend": "mooncake" if "mooncake_master" in command else None}
+    if "MetaService" in command:
+        return {"kind": "pool_service", "role": "service", "backend": "memcache"}
+    return {"kind": "service", "role": "service"}
 
 
 def read_meta(spec):

@@ -52,7 +52,7 @@ def panels(specs, cluster):
          [("connector", _ratio("vllm:external_prefix_cache_hits_total", "vllm:external_prefix_cache_queries_total", engines))]),
     ]
     services = 'llmops_cluster="%s",llmops_role="service"' % cluster
-    if any(spec_meta.kind(spec) == "pool_service" and "mooncake_master" in " ".join(spec.get("command") or []) for spec in specs):
+    if any(spec_meta.pool_backend(spec) == "mooncake" for spec in specs):
         # mooncake_master's own series (its master_metric_manager): keys held, puts and lookups per second
         found.append(("Mooncake pool", "short", [
             ("keys", "sum by (llmops_container, llmops_host) (master_key_count{%s})" % services),

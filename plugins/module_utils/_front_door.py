@@ -195,7 +195,8 @@ def proxy_fields(settings, endpoints, sources, cluster):
     ready = {"http": url + "/healthcheck"}
     if settings.get("tls_ca"):
         ready["ca"] = settings["tls_ca"]
-    meta = {"kind": "proxy", "api_url": url, "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
+    meta = {"kind": "proxy", "api_url": url, "ca": settings.get("tls_ca") or None if tls else None,
+            "client_auth": bool(clients), "admin_auth": bool(admins), "tls": tls,
             "failover": env.get(FAILOVER_ENV) != "0", "live": {"flags": list(MEMBER_FLAGS), "files": [listed] + live_secrets}}
     if meta["failover"] and not tls:  # its members' state, for Prometheus (a scrape over TLS would need the CA)
         meta["metrics_url"] = url + "/metrics"

@@ -22,7 +22,7 @@ import re
 import ssl
 import urllib.parse
 
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import front_door, kind
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import api_url, ca as ca_file, front_door, kind
 
 ROLES = ("prefill", "decode")
 LISTS = {"prefill": "current_prefill_instances", "decode": "current_decode_instances"}
@@ -49,7 +49,7 @@ def door_of(specs):
     proxy = proxy_of(specs)
     if proxy is None:
         return None
-    return {"host": proxy["host"], "url": (proxy.get("meta") or {}).get("api_url"), "ca": (proxy.get("ready") or {}).get("ca") or "",
+    return {"host": proxy["host"], "url": api_url(proxy), "ca": ca_file(proxy) or "",
             "secret_env": proxy.get("secret_env"), "members": planned(specs)}
 
 

@@ -218,7 +218,7 @@ def launch_fields(found, settings):
             # /health answers 200 on a standby too, and before the election every master is one: ready is this
             # master leading and serving, or a standby while one of its peers does (master_ready)
             "ready": {"http": metrics + "/health", "ha": "mooncake_master", "peers": [url for url in peers if not url.startswith(metrics)]},
-            "meta": {"kind": "pool_service", "metrics_url": metrics + "/metrics",
+            "meta": {"kind": "pool_service", "backend": "mooncake", "metrics_url": metrics + "/metrics",
                      "ha": {"service": "mooncake_master", "cluster_id": found["cluster_id"], "health_url": metrics + "/health",
                             # what preflight checks: the etcd every host must reach, and what a failover keeps
                             "etcd": found["etcd"]["endpoints"], "etcd_deployed": found["etcd"]["deployed"],

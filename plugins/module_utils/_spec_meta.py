@@ -12,14 +12,16 @@ accessors below instead of parsing argv, names or rendered files.
 ``meta`` is no part of a spec's hash (_launch_spec.spec_hash): what a container runs is the rest of
 the spec, so a cluster deployed before ``meta`` existed is unchanged by a run that has it.
 
-Keys: kind (engine, proxy, pool_service, service), role (prefill, decode, colocated; service for the
+Keys: kind (engine, proxy, pool_service, pool_store, metrics_relay, service), role (prefill, decode, colocated; service for the
 rest), instance (an engine's DP group by name: its role for the role's first instance, else
 "<role>-<instance>"; absent for services), dp_group ("address:rpc port" of its DP coordinator, or null), dp_ranks, engines_behind (how
 many engines a request to its API may reach), api_url, metrics_url, headless, devices, model,
 served_model, devices (what the plan hands it: NPUs through ASCEND_RT_VISIBLE_DEVICES or GPUs), npus,
 pool ({backend, bytes_per_worker} or null), ucm_storage ({host path: posix_capacity_gb}), ascend_direct
 (MooncakeConnectorV2's use_ascend_direct), front_door ("address:port" the PD proxy lists an engine's API as, or
-null), ha (a service in HA: _pool_ha), data (host directories it keeps data in),
+null), ha (a service in HA: _pool_ha), data (host directories it keeps data in), relay_url (the metrics relay's
+address: _metrics_relay), backend (a pool service's: mooncake or memcache),
+ca (the CA file that verifies the front door's HTTPS, when it serves HTTPS with one),
 live ({"flags": [...], "files": [...]}: what a running process learns by other means than a restart, the
 front door's members, which its admin API adds and removes; no part of the hash, see _launch_spec.identity).
 """
@@ -119,6 +121,16 @@ def live(spec):
     """(flags, files) of a spec that a running container learns without a restart (the front door's members)."""
     found = of(spec).get("live") or {}
     return tuple(found.get("flags") or ()), tuple(found.get("files") or ())
+
+
+def ca(spec):
+    """The CA file that verifies a service's HTTPS (the front door's pd_proxy_tls_ca), else None."""
+    return of(spec).get("ca")
+
+
+def pool_backend(spec):
+    """The KV pool backend a pool service serves ("mooncake", "memcache"), else None."""
+    return of(spec).get("backend") if kind(spec) == "pool_service" else None
 
 
 def uses_pool(spec):

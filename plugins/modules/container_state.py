@@ -301,7 +301,7 @@ def door_view(spec):
     """{member: state} as the running front door sees its members (its /metrics, open like /healthcheck), None when
     it does not answer."""
     try:
-        status, body = http_get(spec_meta.api_url(spec) + "/metrics", ca_path=(spec.get("ready") or {}).get("ca"))
+        status, body = http_get(spec_meta.api_url(spec) + "/metrics", ca_path=spec_meta.ca(spec))
     except (OSError, http.client.HTTPException):
         return None
     return members.door_states(body.decode(errors="replace")) if status == 200 else None

@@ -19,7 +19,7 @@ import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-positi
 ENGINE = {"image": "img:1", "model": "/m", "container_name": "vllm", "args": {"served-model-name": "glm"}, "env": {},
           "driver": {"devices": [], "volumes": []}, "headless_ready_log": seeds.HEADLESS_READY_LOG}
 MASTER = launch.new_spec(name="mooncake-master", host="pd_pool_a2_p0", image="i", command=["mooncake_master", "--port", "50088"],
-                         wave=0, meta={"kind": "pool_service", "metrics_url": "http://192.0.2.61:9003/metrics"})
+                         wave=0, meta={"kind": "pool_service", "backend": "mooncake", "metrics_url": "http://192.0.2.61:9003/metrics"})
 
 
 def test_a_pd_cluster_gets_the_engine_panels_by_role_and_instance_and_the_targets_up():

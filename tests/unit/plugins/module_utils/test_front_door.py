@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -63,7 +64,7 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
         "prefill": ["192.0.2.41:9000"], "decode": ["192.0.2.43:9900", "192.0.2.43:9901"]}
     assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro", "/etc/llmops/secrets/pd-proxy:/run/llmops/secrets:ro"]
     assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
-    assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "client_auth": True,
+    assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "ca": None, "client_auth": True,
                               "admin_auth": True, "tls": False, "failover": True,
                               "metrics_url": "http://192.0.2.41:8081/metrics",
                               "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],
@@ -108,6 +109,9 @@ def test_a_rotated_key_is_a_file_rewritten_not_a_restart_and_tls_serves_https_fr
     assert "/etc/pki/fd.key:/run/llmops-front-door-tls/tls.key:ro" in fields["volumes"]
     assert fields["env"]["LLMOPS_FRONT_DOOR_TLS_CERT"] == "/run/llmops-front-door-tls/tls.crt"
     assert fields["meta"]["tls"] and fields["meta"]["api_url"].startswith("https://")
+    # the model says which CA verifies it: the admin API's callers read it there, not from the readiness probe
+    assert fields["meta"]["ca"] == "/etc/pki/ca.crt"
+    assert members.door_of([launch.new_spec(name="pd-proxy", host="p0", image="i", **fields)])["ca"] == "/etc/pki/ca.crt"
 
 
 def test_an_open_front_door_holds_only_its_admin_key():

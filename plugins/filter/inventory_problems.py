@@ -55,7 +55,7 @@ import re
 
 import yaml
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import looks_secret
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret
 
 COLLECTION = pathlib.Path(__file__).resolve().parents[2]
 ROLES = COLLECTION / "roles"
@@ -134,7 +134,7 @@ def load_yaml(path):
 def _masked(name, value):
     """Secret values never reach a message: the secret variable whole, secret-looking keys of a dict."""
     if name == "vllm_engine_secret_env" or looks_secret(name):
-        return "<secret>"
+        return SECRET_PLACEHOLDER
     if isinstance(value, dict):
         return {key: _masked(str(key), item) for key, item in value.items()}
     return value

@@ -22,7 +22,7 @@ import difflib
 import json
 import re
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import merged
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret, merged
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
 from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name
@@ -89,7 +89,6 @@ EXTRA_CHOICES = {
 # Other long spellings of a flag (--device-memory-utilization for --gpu-memory-utilization).
 LONG_ALIASES = {alias[2:]: flag for flag, spec in FLAGS.items() for alias in spec["aliases"] if alias.startswith("--")}
 
-SECRET_FLAG = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
 HUMAN_INT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*$")
 MULTIPLIERS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
                "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -129,7 +128,7 @@ def _closest(name):
 
 
 def _shown(flag, value):
-    return "<secret>" if SECRET_FLAG.search(flag) else json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) \
+    return SECRET_PLACEHOLDER if looks_secret(flag) else json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) \
         else str(value)
 
 

@@ -11,7 +11,8 @@ With --proxy: runs a bait HTTP server on --bait-port first (what a host an attac
 then every attempt once, each bounded by a 10 s timeout. With --relay: the attempts on the metrics relay (a route
 it serves given by --relay-route). With --tcp: one TCP connection to each address (what a firewall lets through).
 Prints one JSON object: "attempts" (name, HTTP status or 0 when nothing answered), "bait" (every request the bait
-received, with its Authorization header) and "tcp" (address: connected, refused or timeout). Only the addresses given are asked: the test passes the harness's own.
+received, with its Authorization header) and "tcp" (address: connected, refused or timeout). Only the addresses
+given are asked: the test passes the harness's own.
 """
 
 from __future__ import annotations

@@ -303,8 +303,8 @@ def _machines(plan):
 
 
 class _Whole:
-    """What every host's table reads of the whole plan, found once per plan: found again for each host, it made
-    rendering quadratic in the hosts (0.85 s for 128)."""
+    """What every host's table reads of the whole plan, found once per plan for speed (found again for each host, the
+    rendering grew with the square of the hosts)."""
 
     def __init__(self, plan):
         self.machines = _machines(plan)
@@ -314,12 +314,12 @@ class _Whole:
             self.entries.setdefault(self.machines.get(host, host), []).extend(e for e in ports if e["space"] == "host")
             for entry in ports:
                 self.reaching.setdefault(entry["reach"], set()).add(host)
-        self.groups = {}  # DP group: its inventory hosts
+        groups = {}  # DP group: its inventory hosts
         for process in plan["processes"]:
-            self.groups.setdefault(process["instance"], set()).add(process["host"])
+            groups.setdefault(process["instance"], set()).add(process["host"])
+        self.group_addresses = {group: _addresses(self.machines, hosts) for group, hosts in groups.items()}
         self.nodes = _addresses(self.machines, self.machines)
         self.engine_hosts = _addresses(self.machines, {p["host"] for p in plan["processes"]})
-        self.group_addresses = {group: _addresses(self.machines, hosts) for group, hosts in self.groups.items()}
 
     def on_machine(self, host):
         """The host-space port entries of every inventory host on ``host``'s machine."""

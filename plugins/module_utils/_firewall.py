@@ -100,19 +100,21 @@ def found_on_host(module, table, path, text=None):
     return found
 
 
+def _on_host(path: str) -> str | None:
+    """A file's text on the host, None when it is missing or unreadable (written again)."""
+    try:
+        return read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def rules_on_host(path: str) -> str:
     """The rules file as it is on the host ("" when it is missing or unreadable), for --diff."""
-    try:
-        return read_text(path) or ""
-    except (OSError, UnicodeDecodeError):
-        return ""
+    return _on_host(path) or ""
 
 
 def _holds(path: str, text: str) -> bool:
-    try:
-        return read_text(path) == text
-    except (OSError, UnicodeDecodeError):  # unreadable: written again
-        return False
+    return _on_host(path) == text
 
 
 def load(module, path: str, text: str, table: str) -> str | None:

@@ -28,9 +28,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# community.docker and ansible.posix, unpacked from the pinned ansible wheel (3 MB of 256).
+# community.docker, what it depends on (community.library_inventory_filtering_v1: ansible-doc and antsibull-docs load
+# it) and ansible.posix, unpacked from the pinned ansible wheel (3 MB of 256).
 collections="$build/collections"
-if [ ! -f "$collections/ansible_collections/community/docker/MANIFEST.json" ]; then
+if [ ! -f "$collections/ansible_collections/community/library_inventory_filtering_v1/MANIFEST.json" ]; then
   wheels="$build/wheels"
   mkdir -p "$wheels" "$collections"
   .venv/bin/pip download -q --disable-pip-version-check --no-deps -d "$wheels" ansible==12.3.0
@@ -39,7 +40,8 @@ import sys, zipfile
 wheel, dest = sys.argv[1:]
 with zipfile.ZipFile(wheel) as zf:
     members = [m for m in zf.namelist()
-               if m.startswith(("ansible_collections/community/docker/", "ansible_collections/ansible/posix/"))]
+               if m.startswith(("ansible_collections/community/docker/", "ansible_collections/ansible/posix/",
+                                "ansible_collections/community/library_inventory_filtering_v1/"))]
     zf.extractall(dest, members)
 PY
 fi

@@ -61,8 +61,8 @@ def run_inside(args, tls, door):
 
 def inside(args):
     import concurrent.futures  # pylint: disable=import-outside-toplevel
-    import statistics  # pylint: disable=import-outside-toplevel
     import ssl  # pylint: disable=import-outside-toplevel
+    import statistics  # pylint: disable=import-outside-toplevel
     import time  # pylint: disable=import-outside-toplevel
     import urllib.request  # pylint: disable=import-outside-toplevel
 
@@ -117,7 +117,7 @@ def inside(args):
             return time.perf_counter() - start
 
         samples = {name: [] for name in variants}
-        for name, (url, headers) in variants.items():  # warm both up
+        for url, headers in variants.values():  # warm both up
             for _warm in range(20):
                 one(url, headers)
         for _round in range(args.rounds):

@@ -26,6 +26,11 @@ declare -A command=(
   [yamllint]="yamllint -s ."
   # every changelog fragment (changelogs/fragments, one per change) in a section antsibull-changelog knows, valid RST
   [changelog]="antsibull-changelog lint"
+  # the reference generated from the plugins' DOCUMENTATION and the roles' argument specs, linted first
+  [reference]="bash scripts/reference.sh"
+  # style (ruff) and types (mypy), both set in pyproject.toml
+  [ruff]="ruff check ."
+  [mypy]="cd '$ANSIBLE_COLLECTIONS_PATH' && mypy --config-file '$root/pyproject.toml' -p ansible_collections.llmops.inference.plugins"
   [ansible-lint]="ansible-lint --offline -q"
   [galaxy-build]="ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
   [sanity]="bash scripts/sanity.sh"
@@ -124,7 +129,7 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # Building the harness images (debootstrap, pip), real vLLM's venv and installing Prometheus is mostly
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
-together "unit plan-mode sim-engine yamllint changelog ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
+together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait, then
 # pool-recovery (the pd_pool_a2 nodes: its molecule scenario is done with them by then). pd_a2's own scenario is not run:

@@ -53,11 +53,10 @@ import zipfile
 
 from ansible import constants as C
 from ansible._internal import _locking
+from ansible.errors import AnsibleError
 from ansible.executor import module_common
 from ansible.plugins.callback import CallbackBase
-from ansible.errors import AnsibleError
-from ansible.plugins.loader import (action_loader, connection_loader, filter_loader, lookup_loader, module_loader, shell_loader,
-                                    test_loader)
+from ansible.plugins.loader import action_loader, connection_loader, filter_loader, lookup_loader, module_loader, shell_loader, test_loader
 from ansible.template import Templar
 
 COLLECTION = "llmops.inference"

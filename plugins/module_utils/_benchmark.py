@@ -123,7 +123,7 @@ def hit_shares(before, after):
         then = (before or {}).get(name) or {"metrics": {}}
 
         def moved(metric):
-            return now["metrics"].get(metric, 0.0) - then["metrics"].get(metric, 0.0)
+            return now["metrics"].get(metric, 0.0) - then["metrics"].get(metric, 0.0)  # noqa: B023  called in this iteration only
 
         if now.get("role") == "decode":
             totals["decode_queries"] += moved(PREFIX_QUERIES)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import typing as t
+from collections.abc import Mapping, Sequence
 
 
-def environment(update=None):
+def environment(update: Mapping[str, object] | None = None) -> dict[str, str]:
     """The module's environment with ``update``, less the module's own payload on PYTHONPATH (as run_command does)."""
     env = dict(os.environ)
     env.update({name: str(value) for name, value in (update or {}).items()})
@@ -31,7 +33,7 @@ def environment(update=None):
     return env
 
 
-def run(module, argv, environ_update=None):
+def run(module: t.Any, argv: Sequence[str], environ_update: Mapping[str, object] | None = None) -> tuple[int, str, str]:
     """(rc, stdout, stderr) of ``argv`` as text, like module.run_command, both pipes read to their end. A command that
     cannot be executed fails the module, as run_command does."""
     try:

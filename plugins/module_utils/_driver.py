@@ -12,19 +12,22 @@ override that maps fewer, or one copied from an older version) keeps exactly tho
 from __future__ import annotations
 
 import re
+import typing as t
+from collections.abc import Iterable
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
 
 NPU = re.compile(r"/dev/davinci\d+")
 
 
-def npu_devices(hardware):
+def npu_devices(hardware: str | None) -> list[str]:
     """/dev/davinciN of every NPU of an Ascend hardware kind; none for the others (GPUs come by device request)."""
-    kind = HARDWARE.get(hardware) or {}
-    return ["/dev/davinci%d" % n for n in range(kind.get("devices", 0))] if kind.get("ascend") else []
+    kind = HARDWARE.get(hardware or "")
+    return ["/dev/davinci%d" % n for n in range(kind["devices"])] if kind is not None and kind["ascend"] else []
 
 
-def container(profile, overrides=None, extra_devices=None, extra_volumes=None):
+def container(profile: dict[str, t.Any], overrides: dict[str, t.Any] | None = None, extra_devices: Iterable[str] | None = None,
+              extra_volumes: Iterable[str] | None = None) -> dict[str, t.Any]:
     """The profile with its hardware's NPUs first, the overrides over it, then the extra devices and mounts."""
     listed = list(profile.get("devices") or [])
     own = any(NPU.fullmatch(str(device)) for device in listed)

@@ -24,8 +24,8 @@ import re
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret, merged
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
-from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
 from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name
+from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
 
 # Flags the planner renders itself, and the variable an operator sets instead (docs/operations.md, "What is refused").
 PLAN_OWNED = {

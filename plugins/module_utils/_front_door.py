@@ -17,8 +17,7 @@ import json
 
 from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import (
-    API_KEY_ENV, PROXY_KEY_ENV, render_flags, role_values, secret_digest)
+from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import API_KEY_ENV, PROXY_KEY_ENV, render_flags, role_values, secret_digest
 
 LAUNCHER = "front_door.py"
 INSTANCES = "instances.json"

@@ -22,7 +22,8 @@ import re
 import ssl
 import urllib.parse
 
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import api_url, ca as ca_file, front_door, kind
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import api_url, front_door, kind
+from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import ca as ca_file
 
 ROLES = ("prefill", "decode")
 LISTS = {"prefill": "current_prefill_instances", "decode": "current_decode_instances"}

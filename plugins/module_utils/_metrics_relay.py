@@ -20,6 +20,7 @@ import urllib.parse
 from typing import Any
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 SERVICE = "metrics_relay"  # the planner's service name (host_firewall's declare): the firewall's "monitoring" reach
 KIND = "metrics_relay"  # its launch spec's meta kind
@@ -28,17 +29,17 @@ ROUTES = "routes.json"
 PREFIX = "/metrics/"
 
 
-def route(spec: dict[str, Any]) -> str:
+def route(spec: LaunchSpec) -> str:
     """The relay's path of a spec's /metrics: /metrics/<inventory host>/<container>."""
     return "%s%s/%s" % (PREFIX, spec["host"], spec["name"])
 
 
-def routes(specs: list[dict[str, Any]]) -> dict[str, str]:
+def routes(specs: list[LaunchSpec]) -> dict[str, str]:
     """{relay path: upstream /metrics URL} of every spec with a /metrics endpoint."""
-    return {route(spec): spec_meta.metrics_url(spec) for spec in specs if spec_meta.metrics_url(spec)}
+    return {route(spec): url for spec in specs if (url := spec_meta.metrics_url(spec))}
 
 
-def spec_fields(settings: dict[str, Any], specs: list[dict[str, Any]]) -> dict[str, Any]:
+def spec_fields(settings: dict[str, Any], specs: list[LaunchSpec]) -> LaunchSpec:
     """The relay's launch spec fields from ``settings`` (name, host, address, image, port, bind, config_dir, script: the
     relay's text) and the cluster's other specs, whose /metrics it serves. Its routes file is live: a cluster that grows
     or shrinks gets it rewritten in place and the relay reads it again, restarting nothing. It starts in the last wave
@@ -57,15 +58,15 @@ def spec_fields(settings: dict[str, Any], specs: list[dict[str, Any]]) -> dict[s
     }
 
 
-def relay_of(specs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def relay_of(specs: list[LaunchSpec]) -> LaunchSpec | None:
     return next((spec for spec in specs if spec_meta.kind(spec) == KIND), None)
 
 
-def scrape_target(spec: dict[str, Any], relay: dict[str, Any] | None) -> tuple[str, dict[str, str]]:
+def scrape_target(spec: LaunchSpec, relay: LaunchSpec | None) -> tuple[str, dict[str, str]]:
     """(address Prometheus scrapes, labels that say how) of a spec's /metrics: the relay's address with the spec's path
     when the cluster has a relay, else the endpoint itself. ``instance`` stays the endpoint's host:port either way."""
-    endpoint = urllib.parse.urlsplit(spec_meta.metrics_url(spec)).netloc
+    endpoint = urllib.parse.urlsplit(spec_meta.metrics_url(spec) or "").netloc
     if relay is None:
         return endpoint, {}
-    relay_url = spec_meta.of(relay)["relay_url"]
+    relay_url = spec_meta.of(relay).get("relay_url") or ""
     return urllib.parse.urlsplit(relay_url).netloc, {"__metrics_path__": route(spec), "instance": endpoint}

@@ -9,11 +9,14 @@ that causes it and how to fix it, so an operator can act on the message alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class Problem:
     """One broken rule, located as precisely as the rule allows."""
 
-    def __init__(self, cluster, variable, message, fix, host=None, rank=None):
+    def __init__(self, cluster: str, variable: str, message: str, fix: str, host: str | None = None,
+                 rank: int | str | None = None) -> None:
         self.cluster = cluster
         self.variable = variable
         self.message = message
@@ -21,7 +24,7 @@ class Problem:
         self.host = host
         self.rank = rank
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = ["cluster %s" % self.cluster]
         if self.host is not None:
             where.append("host %s" % self.host)
@@ -33,6 +36,6 @@ class Problem:
 class PlanError(Exception):
     """Raised with every problem found, so one run reports them all."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))

@@ -20,12 +20,20 @@ import difflib
 import re
 import typing as t
 
+
 # Devices per node and how the runtime is told which of them a process may use. start_rank_zero: whether
 # the API node of a multi-node DP group says --data-parallel-start-rank 0, as the seeds (vllm-ascend) do.
 # Upstream vLLM (0.32, seen with the harness's real engine) reads an explicit start rank on a node with an
 # API server as hybrid load balancing, which then refuses the headless nodes ("Remote engine 1 must not
 # use --headless in external or hybrid dp lb mode"); without the flag the rank is 0 all the same.
-HARDWARE = {
+class HardwareKind(t.TypedDict):
+    devices: int  # accelerators per node
+    visible_var: str | None  # the variable that hands a process its devices
+    ascend: bool
+    start_rank_zero: bool
+
+
+HARDWARE: dict[str, HardwareKind] = {
     "a2": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
     "a3": {"devices": 16, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
     "a5": {"devices": 8, "visible_var": "ASCEND_RT_VISIBLE_DEVICES", "ascend": True, "start_rank_zero": True},
@@ -119,6 +127,11 @@ class HcclPortRange:
     stride: int
     size: int
 
+    def ports(self, dp_rank: int) -> tuple[int, int]:
+        """The first and last port of a DP rank's HCCL sockets: base + dp_rank * stride, size ports."""
+        low = self.base + dp_rank * self.stride
+        return low, low + self.size - 1
+
 
 @dataclasses.dataclass(frozen=True)
 class Group:
@@ -130,21 +143,21 @@ class Group:
     tp_size: int
     launch: str
     dp_rpc_port: int
-    dp_address: t.Optional[str]
+    dp_address: str | None
     api_port: int
-    kv_port: t.Optional[int]
-    kv_role: t.Optional[str]
-    engine_id_template: t.Optional[str]
-    lookup_rpc_port_base: t.Optional[int]
-    hccl_port_range: t.Optional[HcclPortRange]
+    kv_port: int | None
+    kv_role: str | None
+    engine_id_template: str | None
+    lookup_rpc_port_base: int | None
+    hccl_port_range: HcclPortRange | None
     memcache_dp_init_barrier: bool
     consumer_is_to_load: bool
     consumer_is_to_put: bool
     set_visible_devices: bool
     name: str = ""
-    instance: t.Optional[str] = None
-    image: t.Optional[str] = None  # the instance's own image, else the cluster's
-    overrides: t.Tuple[str, ...] = ()  # the keys its instance entry sets
+    instance: str | None = None
+    image: str | None = None  # the instance's own image, else the cluster's
+    overrides: tuple[str, ...] = ()  # the keys its instance entry sets
 
     def variable(self, field):
         """The inventory variable that sets (or, for an instance, would override) this group's field."""
@@ -161,17 +174,17 @@ def group_name(role, instance):
 class Node:
     host: str
     address: str
-    nic: t.Optional[str]
+    nic: str | None
     role: str
     local_ranks: int
-    rank_start: t.Optional[int]
-    api_port: t.Optional[int]
+    rank_start: int | None
+    api_port: int | None
     headless: bool
-    api_server_count: t.Optional[int]
+    api_server_count: int | None
     device_offset: int
-    pythonhashseed: t.Optional[str]
-    tenant_id: t.Optional[str]
-    instance: t.Optional[str] = None  # vllm_engine_instance: None for the role's first instance
+    pythonhashseed: str | None
+    tenant_id: str | None
+    instance: str | None = None  # vllm_engine_instance: None for the role's first instance
     retired: bool = False  # vllm_engine_retired: the node leaves the cluster, the plan gives it nothing
 
     @property
@@ -185,10 +198,10 @@ class Pool:
     backend: str
     use_layerwise: bool
     hybrid_model: bool
-    world_size: t.Optional[int]
-    sizes: t.Dict[str, str]
-    protocol: t.Optional[str] = None
-    store: t.Optional[str] = None  # what the collection deploys for the pool service to keep its state in (etcd)
+    world_size: int | None
+    sizes: dict[str, str]
+    protocol: str | None = None
+    store: str | None = None  # what the collection deploys for the pool service to keep its state in (etcd)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,9 +210,9 @@ class Service:
 
     name: str
     host: str
-    ports: t.Tuple[int, ...]
-    variables: t.Tuple[str, ...] = ()  # the variable setting each port, for messages
-    host_variable: t.Optional[str] = None
+    ports: tuple[int, ...]
+    variables: tuple[str, ...] = ()  # the variable setting each port, for messages
+    host_variable: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,26 +221,26 @@ class Cluster:
     hardware: str
     devices_per_node: int
     connector: str
-    mooncake_extra_config: t.Dict[str, t.Any]
-    ucm_config_file: t.Optional[str]
-    ucm_config: t.Optional[t.Dict[str, t.Any]]
-    pool: t.Optional[Pool]
-    network_env: t.Tuple[str, ...]
-    env: t.Dict[str, t.Any]
-    role_env: t.Dict[str, t.Dict[str, t.Any]]
-    groups: t.Dict[str, Group]
-    nodes: t.Tuple[Node, ...]  # the nodes that serve: every node of the inventory but the retired ones
-    services: t.Tuple[Service, ...]
+    mooncake_extra_config: dict[str, t.Any]
+    ucm_config_file: str | None
+    ucm_config: dict[str, t.Any] | None
+    pool: Pool | None
+    network_env: tuple[str, ...]
+    env: dict[str, t.Any]
+    role_env: dict[str, dict[str, t.Any]]
+    groups: dict[str, Group]
+    nodes: tuple[Node, ...]  # the nodes that serve: every node of the inventory but the retired ones
+    services: tuple[Service, ...]
     # What `vllm serve` is given besides the plan's flags (checked by _engine_args): the model, whether it
     # may come from a hub, the container-side mounts of the engines, vllm_engine_args and _role_args.
-    model: t.Optional[str] = None
+    model: str | None = None
     model_from_hub: bool = False
-    mounts: t.Tuple[str, ...] = ()
-    args: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)
-    known_flags: t.Tuple[str, ...] = ()  # flags of the image's vLLM beyond the collection's list (vllm_engine_known_flags)
-    role_args: t.Dict[str, t.Dict[str, t.Any]] = dataclasses.field(default_factory=dict)
-    retired: t.Tuple[Node, ...] = ()  # nodes leaving the cluster (vllm_engine_retired): planned nothing, kept for their machine
-    nixl_extra_config: t.Dict[str, t.Any] = dataclasses.field(default_factory=dict)  # NixlConnector's extra config
+    mounts: tuple[str, ...] = ()
+    args: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    known_flags: tuple[str, ...] = ()  # flags of the image's vLLM beyond the collection's list (vllm_engine_known_flags)
+    role_args: dict[str, dict[str, t.Any]] = dataclasses.field(default_factory=dict)
+    retired: tuple[Node, ...] = ()  # nodes leaving the cluster (vllm_engine_retired): planned nothing, kept for their machine
+    nixl_extra_config: dict[str, t.Any] = dataclasses.field(default_factory=dict)  # NixlConnector's extra config
 
     @property
     def visible_var(self):

@@ -12,8 +12,10 @@ and ids (_rules_ports).
 from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import BoundPort, Process, Rank
 from ansible_collections.llmops.inference.plugins.module_utils._rules_kv import connector_problems, pool_problems
-from ansible_collections.llmops.inference.plugins.module_utils._rules_ports import span, unique, port_collisions
+from ansible_collections.llmops.inference.plugins.module_utils._rules_ports import port_collisions, span, unique
 from ansible_collections.llmops.inference.plugins.module_utils._rules_topology import (
     node_group_problems,
     rank_problems,
@@ -23,8 +25,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._rules_topology i
 from ansible_collections.llmops.inference.plugins.module_utils._rules_ucm import ucm_problems
 
 
-def structure_problems(cluster):
-    problems = []
+def structure_problems(cluster: Cluster) -> list[Problem]:
+    problems: list[Problem] = []
     problems += node_group_problems(cluster)
     if problems:
         return problems
@@ -36,13 +38,15 @@ def structure_problems(cluster):
     return problems
 
 
-def plan_problems(cluster, ranks, processes, entries):
+def plan_problems(cluster: Cluster, ranks: list[Rank], processes: list[Process], entries: list[BoundPort]) -> list[Problem]:
     problems = port_collisions(cluster, entries)
     problems += visible_devices_problems(cluster, processes)
     for entry in entries:
-        if not 1 <= entry[2] <= entry[3] <= 65535:
-            problems.append(Problem(cluster.name, entry[5], "%s uses port %s outside 1-65535" % (entry[4], span(entry)),
-                                    "choose a lower base port", host=entry[0]))
-    problems += unique(cluster, processes, "engine_id", "engine_id_template")
-    problems += unique(cluster, ranks, "lookup_rpc_port", "lookup_rpc_port_base")
+        if not 1 <= entry.low <= entry.high <= 65535:
+            problems.append(Problem(cluster.name, entry.variable, "%s uses port %s outside 1-65535" % (entry.owner, span(entry)),
+                                    "choose a lower base port", host=entry.host))
+    engine_ids = [(p["engine_id"], p["instance"], p["dp_ranks"][0], p["host"]) for p in processes]
+    problems += unique(cluster, engine_ids, "engine_id", "engine_id_template")
+    lookup_ports = [(r["lookup_rpc_port"], r["instance"], r["dp_rank"], r["host"]) for r in ranks]
+    problems += unique(cluster, lookup_ports, "lookup_rpc_port", "lookup_rpc_port_base")
     return problems

@@ -11,11 +11,23 @@ Pure Python, no Ansible import: the module and the tests both call ``plan_cluste
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils import _plan_rules as rules
 from ansible_collections.llmops.inference.plugins.module_utils._engine_args import engine_arg_problems
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json, kv_transfer_config
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError, Problem
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError, parse_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster, Group, InputError, Node, parse_cluster
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import (
+    BoundPort,
+    Endpoint,
+    MooncakePorts,
+    Plan,
+    PortEntry,
+    Process,
+    ProxyEndpoints,
+    Rank,
+)
 from ansible_collections.llmops.inference.plugins.module_utils._rules_ports import bound_ports
 from ansible_collections.llmops.inference.plugins.module_utils._rules_ucm import ucm_config_unknown
 
@@ -23,7 +35,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._rules_ucm import
 ROLE_START_ORDER = ("decode", "prefill", "colocated")
 
 
-def start_waves(cluster):
+def start_waves(cluster: Cluster) -> list[list[str]]:
     """Engine roles grouped by start wave, in the seeds' order.
 
     004 5.3 starts prefill and decode together ("各组的第一个节点、其余节点、代理": the first node of
@@ -37,33 +49,22 @@ def start_waves(cluster):
     return [roles]
 
 
-def _mooncake_ports(group, dp_rank):
+def _mooncake_ports(group: Group, kv_port: int, dp_rank: int) -> MooncakePorts:
     """MooncakeConnector V2 per-rank ports (vllm-ascend's mooncake_connector_v2: side channel kv_port + dp_rank * tp, worker + tp_rank)."""
-    side_channel = group.kv_port + dp_rank * group.tp_size
+    side_channel = kv_port + dp_rank * group.tp_size
     return {
         "side_channel": [side_channel, side_channel + group.tp_size - 1],
-        "control": group.kv_port + group.tp_size * group.dp_size + dp_rank,
+        "control": kv_port + group.tp_size * group.dp_size + dp_rank,
     }
 
 
-def _nixl_side_channel_port(group, dp_rank):
-    """NixlConnector's handshake listener: VLLM_NIXL_SIDE_CHANNEL_PORT (the group's kv_port) plus the DP rank."""
-    return group.kv_port + dp_rank
-
-
-def _hccl_range(group, dp_rank):
-    hccl = group.hccl_port_range
-    low = hccl.base + dp_rank * hccl.stride
-    return "%d-%d" % (low, low + hccl.size - 1)
-
-
-def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
+def _rank_plan(cluster: Cluster, group: Group, node: Node, local_index: int, dp_rank: int, dp_address: str) -> Rank:
     first_device = node.device_offset + local_index * group.tp_size
     devices = list(range(first_device, first_device + group.tp_size)) if cluster.accelerators else []
     port = node.api_port if node.api_port is not None else group.api_port
     if group.launch == "per_rank":
         port += local_index  # launch_online_dp.py: --vllm-start-port + i
-    rank = {
+    rank: Rank = {
         "cluster": cluster.name,
         "role": group.role,
         "instance": group.name,
@@ -91,22 +92,23 @@ def _rank_plan(cluster, group, node, local_index, dp_rank, dp_address):
     }
     if cluster.pool is not None and group.lookup_rpc_port_base is not None:
         rank["lookup_rpc_port"] = group.lookup_rpc_port_base + dp_rank
-    if group.hccl_port_range is not None:
-        rank["hccl_host_socket_port_range"] = rank["hccl_npu_socket_port_range"] = _hccl_range(group, dp_rank)
+    if group.hccl_port_range is not None:  # as HCCL_HOST_SOCKET_PORT_RANGE takes it, "low-high"
+        rank["hccl_host_socket_port_range"] = rank["hccl_npu_socket_port_range"] = "%d-%d" % group.hccl_port_range.ports(dp_rank)
     if cluster.connector == "mooncake" and group.kv_port is not None:
-        rank["mooncake_ports"] = _mooncake_ports(group, dp_rank)
+        rank["mooncake_ports"] = _mooncake_ports(group, group.kv_port, dp_rank)
     if cluster.connector == "nixl" and group.kv_port is not None:
-        rank["nixl_side_channel_port"] = _nixl_side_channel_port(group, dp_rank)
+        # NixlConnector's handshake listener: VLLM_NIXL_SIDE_CHANNEL_PORT (the group's kv_port) plus the DP rank
+        rank["nixl_side_channel_port"] = group.kv_port + dp_rank
     return rank
 
 
-def _process_plan(cluster, group, node, ranks):
+def _process_plan(cluster: Cluster, group: Group, node: Node, ranks: list[Rank]) -> Process:
     """One ``vllm serve``: a single rank (per_rank) or all local ranks of a node (per_node)."""
     first = ranks[0]
     name_rank = ("-dp%d" % first["dp_rank"]) if group.launch == "per_rank" else ""
     devices = [d for r in ranks for d in r["devices"]]
     kv_config = kv_transfer_config(cluster, group, first["dp_rank"], first["engine_id"])
-    process = {
+    process: Process = {
         "key": "%s%s" % (group.name, name_rank),
         "role": group.role,
         "instance": group.name,
@@ -134,12 +136,12 @@ def _process_plan(cluster, group, node, ranks):
     return process
 
 
-def _has_coordinator(group):
+def _has_coordinator(group: Group) -> bool:
     """Whether the group's processes meet at a DP coordinator (--data-parallel-address and -rpc-port)."""
     return group.launch == "per_rank" or group.dp_size > 1
 
 
-def _topology_args(cluster, group, node, first, local_ranks):
+def _topology_args(cluster: Cluster, group: Group, node: Node, first: Rank, local_ranks: int) -> list[str]:
     """The flags the launcher and the node scripts compute (004 5.2 / 5.3), in the seeds' order."""
     args = ["--host", "0.0.0.0", "--port", str(first["port"])]
     if node.headless:
@@ -157,11 +159,11 @@ def _topology_args(cluster, group, node, first, local_ranks):
     return args
 
 
-def _topology_env(cluster, group, node, first, devices):
-    env = {}
+def _topology_env(cluster: Cluster, group: Group, node: Node, first: Rank, devices: list[int]) -> dict[str, str]:
+    env: dict[str, str] = {}
     for var in cluster.network_env:
         env[var] = node.address if var in ("HCCL_IF_IP", "VLLM_HOST_IP") else (node.nic or "")
-    if first["hccl_host_socket_port_range"] is not None:
+    if first["hccl_host_socket_port_range"] is not None and first["hccl_npu_socket_port_range"] is not None:
         env["HCCL_HOST_SOCKET_PORT_RANGE"] = first["hccl_host_socket_port_range"]
         env["HCCL_NPU_SOCKET_PORT_RANGE"] = first["hccl_npu_socket_port_range"]
     if cluster.connector == "nixl" and group.kv_port is not None:
@@ -171,37 +173,37 @@ def _topology_env(cluster, group, node, first, devices):
     if node.pythonhashseed is not None:  # the same on every node of a KV pool (004 5.4)
         env["PYTHONHASHSEED"] = node.pythonhashseed
     # NVIDIA containers get their GPUs from a device request instead (000 3.1).
-    if cluster.ascend and group.set_visible_devices:
+    if cluster.ascend and group.set_visible_devices and cluster.visible_var is not None:
         env[cluster.visible_var] = ",".join(str(d) for d in devices)
     return env
 
 
-def _proxy_endpoints(processes):
+def _proxy_endpoints(processes: list[Process]) -> ProxyEndpoints:
     """Every prefill API process and every decode rank (the proxy must list each decode rank)."""
-    endpoints = {"prefill": [], "decode": []}
+    endpoints: ProxyEndpoints = {"prefill": [], "decode": []}
     for process in processes:
-        if process["role"] in endpoints and process["api"]:
-            endpoints[process["role"]].append(
-                {"host": process["host"], "address": process["address"], "port": process["port"]}
-            )
+        if process["api"] and process["role"] in ("prefill", "decode"):
+            endpoint: Endpoint = {"host": process["host"], "address": process["address"], "port": process["port"]}
+            endpoints["prefill" if process["role"] == "prefill" else "decode"].append(endpoint)
     return endpoints
 
 
-def _ports_by_host(entries):
-    ports = {}
-    for host, space, low, high, owner, variable, reach, group in sorted(entries, key=lambda e: (e[0], e[1], e[2])):
-        ports.setdefault(host, []).append({"space": space, "low": low, "high": high, "owner": owner, "variable": variable,
-                                           "reach": reach, "group": group})
+def _ports_by_host(entries: list[BoundPort]) -> dict[str, list[PortEntry]]:
+    ports: dict[str, list[PortEntry]] = {}
+    for entry in sorted(entries, key=lambda e: (e.host, e.space, e.low)):
+        ports.setdefault(entry.host, []).append({"space": entry.space, "low": entry.low, "high": entry.high, "owner": entry.owner,
+                                                 "variable": entry.variable, "reach": entry.reach, "group": entry.group})
     return ports
 
 
-def build_plan(cluster):
+def build_plan(cluster: Cluster) -> Plan:
     """Compute the plan of a parsed Cluster; raise PlanError listing every broken rule."""
     problems = rules.structure_problems(cluster) + engine_arg_problems(cluster)
     if problems:
         raise PlanError(problems)
     starts = cluster.rank_starts()
-    ranks, processes = [], []
+    ranks: list[Rank] = []
+    processes: list[Process] = []
     for group in (g for role in ROLE_START_ORDER for g in cluster.groups_of(role)):
         nodes = cluster.nodes_of(group)
         master = next(n for n in nodes if starts[n.host] == 0)
@@ -217,7 +219,7 @@ def build_plan(cluster):
     problems = rules.plan_problems(cluster, ranks, processes, bound)
     if problems:
         raise PlanError(problems)
-    plan = {
+    plan: Plan = {
         "cluster": cluster.name,
         "hardware": cluster.hardware,
         "kv_pool": cluster.pool.backend if cluster.pool is not None else None,
@@ -235,12 +237,12 @@ def build_plan(cluster):
     return plan
 
 
-def plan_cluster(raw):
+def plan_cluster(raw: dict[str, t.Any]) -> Plan:
     """Parse a plain-dict cluster description and return its plan (see build_plan).
 
     Unknown keys (a misspelt group field, say) are reported with every other structural problem.
     """
-    unknown = []
+    unknown: list[tuple[str, str, str]] = []
     cluster = parse_cluster(raw, unknown)
     problems = [Problem(cluster.name, variable, message, fix) for variable, message, fix in unknown]
     problems += ucm_config_unknown(cluster)
@@ -249,7 +251,7 @@ def plan_cluster(raw):
     return build_plan(cluster)
 
 
-def plan_result(raw):
+def plan_result(raw: dict[str, t.Any]) -> dict[str, t.Any]:
     """engine_plan's result (module and action plugin alike): the plan, or a failure naming every problem."""
     try:
         return {"changed": False, "plan": plan_cluster(raw)}

@@ -7,6 +7,7 @@ marked, and a legend, in a 3x5 pixel font scaled up (digits, upper-case letters 
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 
@@ -92,7 +93,7 @@ def line_plot(series, title, x_label, y_label, width=900, height=560):
         colour = COLOURS[index % len(COLOURS)]
         placed = [(left + (right - left) * x / x_max, bottom - (bottom - top) * y / y_max)
                   for x, y in sorted(v for v in values if v[0] is not None and v[1] is not None)]
-        for (x0, y0), (x1, y1) in zip(placed, placed[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(placed):
             canvas.line(x0, y0, x1, y1, colour, 2)
         for x, y in placed:
             canvas.dot(x - 3, y - 3, colour, 7)

@@ -16,7 +16,6 @@ from ansible_collections.llmops.inference.plugins.module_utils._preflight_inputs
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import numbers, row, size, span
 from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
-
 DOCKER_MIN = "20.10"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
-
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
 
 

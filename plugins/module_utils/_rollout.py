@@ -378,8 +378,8 @@ def _engines_after_services(services, groups, touched, rolling, why):
     """A restarted service restarts every engine started after it (they registered with it); returns them."""
     dependents = []
     for service in services:
-        for group, members in groups.items():
-            engines = [m for m in members if m["wave"] > service["wave"] and is_engine(m)]
+        for group, in_group in groups.items():
+            engines = [m for m in in_group if m["wave"] > service["wave"] and is_engine(m)]
             if not engines:
                 continue
             touched.add(group)
@@ -395,8 +395,8 @@ def _step(wave, start, wait, status, rewritten, rolling, stop=()):
     ``stop``: containers stopped before anything of the step starts."""
     restart = [s for s in start if status[uid(s)] == "ok" or uid(s) in rewritten]
     hosts = {}
-    for what, members in (("stop", stop), ("start", start), ("restart", restart), ("wait", wait)):
-        for spec in members:
+    for what, listed in (("stop", stop), ("start", start), ("restart", restart), ("wait", wait)):
+        for spec in listed:
             hosts.setdefault(spec["host"], {"stop": [], "start": [], "restart": [], "wait": []})[what].append(spec["name"])
     return {"wave": wave, "rolling": rolling, "stop": [s["name"] for s in stop], "start": [s["name"] for s in start],
             "restart": [s["name"] for s in restart], "wait": [s["name"] for s in wait], "hosts": hosts, "out": {}, "drain": {}}

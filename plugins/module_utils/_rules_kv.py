@@ -12,7 +12,6 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_model impor
 from ansible_collections.llmops.inference.plugins.module_utils._rules_topology import group_var
 from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
-
 # Mooncake's AscendDirectTransport picks random ports in [20000, 20000 + npus * 1000).
 ASCEND_DIRECT_BASE = 20000
 

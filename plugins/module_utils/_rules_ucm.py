@@ -8,7 +8,6 @@ from __future__ import annotations
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import unknown_keys
 
-
 UCM_STORES = ("UcmPipelineStore", "UcmNfsStore")
 
 

@@ -28,52 +28,56 @@ front door's members, which its admin API adds and removes; no part of the hash,
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec, Process, SpecMeta
 from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name, size_bytes
 
-SERVICE = {"kind": "service", "role": "service"}
+SERVICE: SpecMeta = {"kind": "service", "role": "service"}
 
 
-def of(spec):
+def of(spec: LaunchSpec) -> SpecMeta:
     return spec.get("meta") or SERVICE
 
 
-def kind(spec):
+def kind(spec: LaunchSpec) -> str:
     return of(spec).get("kind", "service")
 
 
-def is_engine(spec):
+def is_engine(spec: LaunchSpec) -> bool:
     """A vLLM engine process (vllm serve), not a service such as the proxy or a pool service."""
     return kind(spec) == "engine"
 
 
-def ha(spec):
+def ha(spec: LaunchSpec) -> dict[str, t.Any] | None:
     """What a service in HA is ({service: mooncake_master, cluster_id, health_url} or {service: etcd, member,
     client_url}), None for anything else."""
     return of(spec).get("ha")
 
 
-def data_dirs(spec):
+def data_dirs(spec: LaunchSpec) -> list[str]:
     """Host directories where a container keeps data (an etcd member's): kept by teardown unless purged."""
     return list(of(spec).get("data") or [])
 
 
-def instance(spec):
+def instance(spec: LaunchSpec) -> str | None:
     """An engine's instance (its role for the role's first), None for a service."""
     return of(spec).get("instance")
 
 
-def role(spec):
+def role(spec: LaunchSpec) -> str:
     """prefill, decode or colocated for an engine; service for anything else."""
     return of(spec).get("role", "service") if is_engine(spec) else "service"
 
 
-def dp_group(spec):
+def dp_group(spec: LaunchSpec) -> str:
     """A DP group is named by its coordinator (address and RPC port); any other container is its own group."""
     group = of(spec).get("dp_group")
     return "dp %s" % group if group else "%s/%s" % (spec["host"], spec["name"])
 
 
-def dp_ranks(spec):
+def dp_ranks(spec: LaunchSpec) -> str:
     """The DP ranks a container runs as text ("0", "0-3"; "" when it is no DP engine)."""
     ranks = of(spec).get("dp_ranks") or []
     if not ranks:
@@ -81,78 +85,78 @@ def dp_ranks(spec):
     return str(ranks[0]) if len(ranks) == 1 else "%d-%d" % (ranks[0], ranks[-1])
 
 
-def api_url(spec):
+def api_url(spec: LaunchSpec) -> str | None:
     return of(spec).get("api_url")
 
 
-def metrics_url(spec):
+def metrics_url(spec: LaunchSpec) -> str | None:
     return of(spec).get("metrics_url")
 
 
-def engines_behind(spec):
+def engines_behind(spec: LaunchSpec) -> int:
     return int(of(spec).get("engines_behind") or 1)
 
 
-def served_model(spec):
+def served_model(spec: LaunchSpec) -> str | None:
     return of(spec).get("served_model")
 
 
-def model(spec):
+def model(spec: LaunchSpec) -> str | None:
     return of(spec).get("model")
 
 
-def devices(spec):
+def devices(spec: LaunchSpec) -> list[int]:
     """The devices the plan hands the container: its NPUs (ASCEND_RT_VISIBLE_DEVICES) or its GPUs (device request)."""
     return list(of(spec).get("devices") or [])
 
 
-def npus(spec):
+def npus(spec: LaunchSpec) -> list[int]:
     """The NPUs the plan hands the container through ASCEND_RT_VISIBLE_DEVICES."""
     return list(of(spec).get("npus") or [])
 
 
-def front_door(spec):
+def front_door(spec: LaunchSpec) -> tuple[str, str] | None:
     """("prefill" or "decode", "address:port") of an engine the PD proxy lists, else None."""
     member = of(spec).get("front_door") if is_engine(spec) else None
     return (role(spec), member) if member else None
 
 
-def live(spec):
+def live(spec: LaunchSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(flags, files) of a spec that a running container learns without a restart (the front door's members)."""
-    found = of(spec).get("live") or {}
-    return tuple(found.get("flags") or ()), tuple(found.get("files") or ())
+    found = of(spec).get("live")
+    return (tuple(found.get("flags") or ()), tuple(found.get("files") or ())) if found else ((), ())
 
 
-def ca(spec):
+def ca(spec: LaunchSpec) -> str | None:
     """The CA file that verifies a service's HTTPS (the front door's pd_proxy_tls_ca), else None."""
     return of(spec).get("ca")
 
 
-def pool_backend(spec):
+def pool_backend(spec: LaunchSpec) -> str | None:
     """The KV pool backend a pool service serves ("mooncake", "memcache"), else None."""
     return of(spec).get("backend") if kind(spec) == "pool_service" else None
 
 
-def uses_pool(spec):
+def uses_pool(spec: LaunchSpec) -> bool:
     return bool(of(spec).get("pool"))
 
 
-def pool_bytes(spec):
+def pool_bytes(spec: LaunchSpec) -> int:
     """Host memory the KV pool takes for one engine container: its per-worker segment (Mooncake) or DRAM pool
     (Memcache) times its workers (the devices it is given, at least one)."""
-    pool = of(spec).get("pool") or {}
-    return int(pool.get("bytes_per_worker") or 0) * max(1, len(devices(spec)))
+    pool = of(spec).get("pool")
+    return (pool["bytes_per_worker"] if pool else 0) * max(1, len(devices(spec)))
 
 
-def ucm_storage(spec):
+def ucm_storage(spec: LaunchSpec) -> dict[str, int]:
     return dict(of(spec).get("ucm_storage") or {})
 
 
-def ascend_direct(spec):
+def ascend_direct(spec: LaunchSpec) -> bool:
     return bool(of(spec).get("ascend_direct"))
 
 
-def ucm_storage_of_config(config):
+def ucm_storage_of_config(config: dict[str, t.Any] | None) -> dict[str, int]:
     """{storage backend path: posix_capacity_gb} of a UCM config (ucm_cache_config), for the engines' meta."""
     found = {}
     for connector in (config or {}).get("ucm_connectors") or []:
@@ -164,7 +168,8 @@ def ucm_storage_of_config(config):
     return found
 
 
-def engine_meta(process, model_path, flags, addons, gpus=None, live_files=()):
+def engine_meta(process: Process, model_path: str | None, flags: dict[str, t.Any], addons: Iterable[dict[str, t.Any]],
+                gpus: Iterable[object] | None = None, live_files: Iterable[str] = ()) -> SpecMeta:
     """An engine's meta: the plan's facts of its process, the served model of its flags, what addons add
     (``meta`` of ucm_cache / mooncake_master / memcache_pool: pool {backend, per_worker}, ucm_storage), and the files it
     reads again when they change (its key file), when it has any."""
@@ -172,7 +177,7 @@ def engine_meta(process, model_path, flags, addons, gpus=None, live_files=()):
     served = next((value for key, value in flags.items() if flag_name(key) == "served-model-name"), None)
     if isinstance(served, list):
         served = served[0] if served else None
-    meta = {
+    meta: SpecMeta = {
         "kind": "engine", "role": process["role"], "instance": process["instance"], "dp_group": process["dp_group"],
         "dp_ranks": list(process["dp_ranks"]),
         "engines_behind": 1 if process["launch"] == "per_rank" else process["dp_size"],
@@ -180,7 +185,7 @@ def engine_meta(process, model_path, flags, addons, gpus=None, live_files=()):
         # the proxy lists every prefill API and every decode rank (_planner._proxy_endpoints)
         "front_door": "%s:%d" % (process["address"], process["port"])
         if process["api"] and process["role"] in ("prefill", "decode") else None,
-        "devices": [int(g) for g in gpus] if gpus else list(process["npus"]), "npus": list(process["npus"]),
+        "devices": [int(str(g)) for g in gpus] if gpus else list(process["npus"]), "npus": list(process["npus"]),
         "model": model_path, "served_model": str(served) if served else model_path,
         "pool": None, "ucm_storage": None, "ascend_direct": bool(process.get("ascend_direct")),
     }
@@ -195,9 +200,8 @@ def engine_meta(process, model_path, flags, addons, gpus=None, live_files=()):
     return meta
 
 
-def service_meta(fields):
+def service_meta(fields: SpecMeta | dict[str, t.Any] | None) -> SpecMeta:
     """A service's meta from what its role gives (kind, api_url, metrics_url), role always service."""
-    meta = dict(SERVICE)
-    meta.update(fields or {})
+    meta = t.cast(SpecMeta, {**SERVICE, **(fields or {})})
     meta["role"] = "service"
     return meta

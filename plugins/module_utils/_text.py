@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 UNITS = "bkmgt"
 # The pool configs' sizes, as vllm-ascend's mooncake config parser and Memcache read them: B, KB, MB, GB, TB in any case.
@@ -17,7 +18,7 @@ DOCKER_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([bkmgt])i?b?)?\s*", re.IGNOR
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 
 
-def size_bytes(text, docker=False):
+def size_bytes(text: object, docker: bool = False) -> int | None:
     """Bytes of a size, 1024-based; None when it does not read as one. ``docker``: as Docker writes them (500g)."""
     match = (DOCKER_SIZE if docker else CONFIG_SIZE).fullmatch(str(text if text is not None else ""))
     if not match:
@@ -25,12 +26,12 @@ def size_bytes(text, docker=False):
     return int(float(match.group(1)) * 1024 ** UNITS.index((match.group(2) or "b").lower()))
 
 
-def flag_name(key):
+def flag_name(key: object) -> str:
     """A vllm serve flag as vLLM's parser spells it: no leading dashes, dashes for underscores."""
     return str(key).lstrip("-").replace("_", "-")
 
 
-def aligned(header, rows, limit=None):
+def aligned(header: Sequence[str], rows: Iterable[Iterable[object]], limit: int | None = None) -> list[str]:
     """Lines of a table: each column as wide as its widest cell, two spaces apart, no trailing blanks; with
     ``limit`` a longer cell is cut to it (what prints a report; its JSON keeps the whole text)."""
     lines = [tuple(header)] + [tuple(str(cell) for cell in row) for row in rows]
@@ -40,9 +41,9 @@ def aligned(header, rows, limit=None):
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines]
 
 
-def parse_metrics(text):
+def parse_metrics(text: str | None) -> dict[str, float]:
     """{metric name: sum over its series} of a Prometheus text page (histogram parts kept apart)."""
-    totals = {}
+    totals: dict[str, float] = {}
     for line in (text or "").splitlines():
         match = SAMPLE.match(line)
         if not match or line.startswith("#"):

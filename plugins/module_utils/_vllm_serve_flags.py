@@ -12,9 +12,11 @@ Per flag: kind (bool: takes no value; int, human_int (200k), float, json, str), 
 optional (takes "None"), choices, negatable (has --no-<flag>), aliases (other spellings).
 """
 
+from typing import Any
+
 VLLM_VERSION = "0.30.0"
 SOURCE = "the flags of vLLM 0.30.0's vllm serve"
-FLAGS = {
+FLAGS: dict[str, dict[str, Any]] = {
     "additional-config": {"kind": "str", "many": False, "optional": True, "choices": None, "negatable": False, "aliases": []},
     "aggregate-engine-logging": {"kind": "bool", "many": False, "optional": False, "choices": None, "negatable": False, "aliases": []},
     "all2all-backend": dict({"kind": "str", "many": False, "optional": True, "choices": None, "negatable": False, "aliases": []}, choices=[

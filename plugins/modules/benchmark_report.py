@@ -102,6 +102,7 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.llmops.inference.plugins.module_utils import _benchmark as bench
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._png_plot import line_plot
@@ -128,7 +129,7 @@ def main():
         supports_check_mode=False,
     )
     params = module.params
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     path = os.path.join(params["dest"], "%s-%s" % (params["cluster"], now.strftime("%Y%m%dT%H%M%SZ")))
     rows, counters = [], []
     for point, run in zip(params["points"], params["runs"]):

@@ -139,6 +139,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify

@@ -133,11 +133,12 @@ pairs:
 import http.client
 import json
 import time
-import uuid
 import urllib.error
+import uuid
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
+from ansible.module_utils.urls import ConnectionError as UrlConnectionError
+from ansible.module_utils.urls import open_url
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils import _status as status
@@ -273,7 +274,7 @@ def pair_checks(client, found, problems, tokens=8):
     KV side channel opens (NIXL's fixed 5 s handshake), so a failed pair is asked once more."""
     results = []
     for prefill, decode in verify.kv_pairs(found):
-        for attempt in (1, 2):
+        for attempt in (1, 2):  # noqa: B007  the last one is reported
             result = one_pair(client, found["model"], prefill, decode, tokens)
             if result.get("text") and not result["ok"] and result.get("same_as_alone") is False:
                 break  # the answers differ: asking again would not change that

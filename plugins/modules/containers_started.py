@@ -137,6 +137,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
 from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers

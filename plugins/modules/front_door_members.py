@@ -108,6 +108,7 @@ waited:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 
 INTERVAL = 0.5

@@ -111,7 +111,7 @@ def main():
     if hccn_tool:
         for device in visible_devices(module.params["specs"]):
             text = []
-            for what, argv in bundle.HCCN_SNAPSHOTS:
+            for _what, argv in bundle.HCCN_SNAPSHOTS:
                 rc, out, err = commands.run(module, [hccn_tool, "-i", str(device)] + argv)
                 text.append("$ hccn_tool -i %d %s\n%s%s" % (device, " ".join(argv), out, err))
             entries["host/hccn_tool-npu%d.txt" % device] = "".join(text)

@@ -38,8 +38,8 @@ class Upstream:
 
 async def main() -> None:
     sys.path.insert(0, sys.argv[1])
-    import httpx  # pylint: disable=import-outside-toplevel  # the proxy's image has it
     import front_door_watch  # pylint: disable=import-outside-toplevel,import-error
+    import httpx  # pylint: disable=import-outside-toplevel  # the proxy's image has it
 
     seen: list[int] = []
     server = await asyncio.start_server(lambda r, w: closing_engine(r, w, seen), "127.0.0.1", CLOSING)

@@ -28,7 +28,6 @@ import time
 import urllib.error
 import urllib.request
 
-
 # Requests a second over all workers, by default (about what the pd_a2 harness answered while a change ran beside it).
 RATE = 20
 

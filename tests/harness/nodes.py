@@ -113,9 +113,9 @@ def stray_interfaces(bridge):
     found = []
     for line in lines:
         fields = line.split()
-        if len(fields) > 3 and fields[2] == "inet" and fields[1] != bridge:
-            if ipaddress.ip_interface(fields[3]).ip in ipaddress.ip_network(SUBNET):
-                found.append(fields[1])
+        if (len(fields) > 3 and fields[2] == "inet" and fields[1] != bridge
+                and ipaddress.ip_interface(fields[3]).ip in ipaddress.ip_network(SUBNET)):
+            found.append(fields[1])
     return sorted(set(found))
 
 

@@ -56,7 +56,7 @@ def finished_at(name, node):
     """When the container last exited, in seconds (docker prints RFC 3339 with up to nanoseconds)."""
     text = node_docker(node, "inspect", "-f", "{{.State.FinishedAt}}", name).stdout.strip()
     whole, _dot, fraction = text.rstrip("Z").partition(".")
-    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.timezone.utc).timestamp()
+    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.UTC).timestamp()
     return stamp + float("0." + (fraction or "0"))
 
 

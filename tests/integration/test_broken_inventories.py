@@ -10,7 +10,6 @@ import shutil
 
 import pytest
 import yaml
-
 from conftest import LAB, NO_CONNECT, run_playbook
 
 

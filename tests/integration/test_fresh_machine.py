@@ -25,7 +25,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import ROOT
 
 # Fresh roots of Debian 12 and 13 (tests/harness/images.sh): python3 and python3-venv, no docker.io, debootstrap or

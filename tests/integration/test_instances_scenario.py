@@ -24,7 +24,6 @@ import time
 
 import openai
 import pytest
-
 from conftest import LAB, ROOT, run_playbook
 from harness import CLIENT_KEY, admin_key, containers, finished_at, http_text, metric, node_docker, node_exec, nodes, wait_until
 

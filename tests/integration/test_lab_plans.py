@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
-import yaml
-
 import argv_meta
+import pytest
 import seed_text as seed
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+import yaml
 from conftest import CLUSTERS
+
+from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 
 A2_DEVICES = ["/dev/davinci%d" % i for i in range(8)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
 A3_DEVICES = ["/dev/davinci%d" % i for i in range(16)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
@@ -99,7 +99,7 @@ def test_every_playbook_names_exactly_the_seed_containers(lab_plans):
      {"ENABLE_UCM_PATCH": "1", "UCM_LOG_PATH": "/data/ucm/log"}),
 ])
 def test_000_ucm_routes(lab_plans, cluster, text, model, volumes, env):
-    ((host, name), spec), = lab_plans[cluster].specs().items()
+    (_where, spec), = lab_plans[cluster].specs().items()
     assert_same_command(spec, seed.expand(text, MODEL_PATH=model))
     assert spec["env"] == env
     if cluster == "ucm_a2":

@@ -12,7 +12,6 @@ import subprocess
 
 import pytest
 import yaml
-
 from conftest import LAB, NO_CONNECT, ROOT, run_playbook
 
 

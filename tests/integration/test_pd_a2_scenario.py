@@ -38,10 +38,24 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import HERE, LAB, ROOT, run_playbook
-from harness import (ATTACKER, CLIENT, SECOND_ATTACKER, attacker, containers, finished_at, http_json, http_text, install_on_node, node_docker, node_exec, nodes,
-                     tcp_from, wait_http, wait_until)
+from harness import (
+    ATTACKER,
+    CLIENT,
+    SECOND_ATTACKER,
+    attacker,
+    containers,
+    finished_at,
+    http_json,
+    http_text,
+    install_on_node,
+    node_docker,
+    node_exec,
+    nodes,
+    tcp_from,
+    wait_http,
+    wait_until,
+)
 
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
 NODES = {"pd_a2_p0": ("llmops-pd-a2-p0", "10.213.7.41"), "pd_a2_p1": ("llmops-pd-a2-p1", "10.213.7.42"),

@@ -21,10 +21,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import LAB, ROOT, run_playbook
-from harness import (CLIENT_KEY, POOL_ATTACKER, containers, finished_at, http_json, http_text, metric, node_docker, node_exec,
-                     tcp_from, wait_until)
+from harness import CLIENT_KEY, POOL_ATTACKER, containers, finished_at, http_json, http_text, metric, node_docker, node_exec, tcp_from, wait_until
 
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from load import Load  # noqa: E402  pylint: disable=wrong-import-position

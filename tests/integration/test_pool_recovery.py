@@ -15,7 +15,6 @@ import time
 import urllib.parse
 
 import pytest
-
 from conftest import LAB, ROOT, run_playbook
 from harness import POOL_ATTACKER, attacker, containers, free_port, http_json, node_docker, tcp_from, tcp_from_container_on, wait_http
 

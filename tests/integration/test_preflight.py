@@ -12,7 +12,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import LAB, ROOT, run_playbook
 from harness import containers, node_exec, nodes
 

@@ -16,7 +16,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import ROOT
 from harness import free_port, listens, wait_until
 

@@ -15,9 +15,7 @@ import socket
 import time
 
 import yaml
-
 from sim_cli import die, log
-
 
 KNOWN_CONNECTORS = {"UCMConnector", "MooncakeConnectorV2", "MooncakeConnector", "MultiConnector", "AscendStoreConnector"}
 

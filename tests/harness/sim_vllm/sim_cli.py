@@ -11,7 +11,6 @@ import json
 import os
 import sys
 
-
 # What vLLM 0.32 logs (seen with the harness's real engine): the engine core is ready, then the API server.
 READY_LINE = "init engine (profile, create kv cache, warmup model) took %.2f s"
 
@@ -32,7 +31,7 @@ def json_arg(text):
     try:
         value = json.loads(text)
     except ValueError as err:
-        raise argparse.ArgumentTypeError("not valid JSON: %s" % err)
+        raise argparse.ArgumentTypeError("not valid JSON: %s" % err) from err
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
     return value

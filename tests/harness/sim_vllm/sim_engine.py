@@ -15,7 +15,6 @@ import uuid
 from sim_cli import log
 from sim_kv import Blocks, kv_pool
 
-
 # vLLM 0.32's buckets (vllm/v1/metrics/buckets.py): TIME_TO_FIRST_TOKEN_BUCKETS, INTER_TOKEN_LATENCY_BUCKETS
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
                 160.0, 640.0, 2560.0)

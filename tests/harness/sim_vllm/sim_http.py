@@ -17,7 +17,6 @@ import threading
 
 from sim_cli import log
 
-
 # vLLM 0.32's AuthenticationMiddleware: these paths need "Authorization: Bearer <one of the keys>"
 # (--api-key, else VLLM_API_KEY); /health and /metrics stay open.
 GUARDED_PREFIX = ("/v1", "/v2", "/inference", "/cohere")
@@ -43,13 +42,13 @@ def middleware_answer(classes, method, path, headers):
         reached, sent = [], []
 
         async def app(scope, receive, send):
-            reached.append(scope)
+            reached.append(scope)  # noqa: B023  used within this iteration only
 
         async def receive():
             return {"type": "http.request", "body": b"", "more_body": False}
 
         async def send(message):
-            sent.append(message)  # pylint: disable=cell-var-from-loop  # used within this iteration only
+            sent.append(message)  # noqa: B023  pylint: disable=cell-var-from-loop  # used within this iteration only
 
         scope = {"type": "http", "method": method, "path": path,
                  "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]}

@@ -15,7 +15,6 @@ import threading
 
 from sim_cli import die, log
 
-
 SIZE_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 
 

@@ -24,8 +24,9 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 SPECIAL = ["<unk>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]
 CHAT_TEMPLATE = ("{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-WORDS = ("the future of ai is a cluster that serves every request with prefill and decode on nodes whose "
-         "devices hold the kv cache blocks of each prompt while the proxy sends tokens to engines").split()
+WORDS = ["the", "future", "of", "ai", "is", "a", "cluster", "that", "serves", "every", "request", "with", "prefill",
+         "and", "decode", "on", "nodes", "whose", "devices", "hold", "the", "kv", "cache", "blocks", "of", "each",
+         "prompt", "while", "the", "proxy", "sends", "tokens", "to", "engines"]
 
 
 def corpus(lines=4000):

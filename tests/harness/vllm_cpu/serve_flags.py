@@ -89,9 +89,11 @@ Per flag: kind (bool: takes no value; int, human_int (200k), float, json, str), 
 optional (takes "None"), choices, negatable (has --no-<flag>), aliases (other spellings).
 """
 
+from typing import Any
+
 VLLM_VERSION = "%(version)s"
 SOURCE = "the flags of vLLM %(version)s's vllm serve"
-FLAGS = {
+FLAGS: dict[str, dict[str, Any]] = {
 %(rows)s
 }
 '''

@@ -10,8 +10,8 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
 

@@ -11,9 +11,10 @@ import http.client
 import json
 import sys
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
+from typing import ClassVar
 
 import pytest
 
@@ -24,7 +25,7 @@ import metrics_relay as relay  # noqa: E402  pylint: disable=wrong-import-positi
 class Upstream(BaseHTTPRequestHandler):
     """Answers everything with what it was asked (method, path, headers), and records it."""
 
-    seen: list[tuple[str, str, dict]] = []
+    seen: ClassVar[list[tuple[str, str, dict]]] = []
 
     def reply(self) -> None:
         Upstream.seen.append((self.command, self.path, dict(self.headers)))

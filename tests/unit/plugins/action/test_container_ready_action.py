@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.action import container_ready as action
 import os
 import sys
+
+from ansible_collections.llmops.inference.plugins.action import container_ready as action
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv

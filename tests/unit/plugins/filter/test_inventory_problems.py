@@ -68,7 +68,7 @@ def test_what_the_collection_sets_on_hosts_is_in_a_namespace_no_input_uses():
 
 def test_the_checked_prefixes_are_the_roles_names():
     roles = sorted(p.name for p in inventory.ROLES.iterdir() if p.name != "cluster")
-    assert inventory.PREFIXES == tuple("%s_" % name for name in roles) + ("llmops_",)
+    assert tuple("%s_" % name for name in roles) + ("llmops_",) == inventory.PREFIXES
 
 
 def test_unknown_variables_are_named_with_the_closest_known_one():

@@ -108,5 +108,5 @@ def test_the_composition_includes_only_the_components_the_cluster_has():
 
 
 def test_a_component_without_a_rule_is_refused():
-    with pytest.raises(AnsibleFilterError, match="no rule for component role.*etcd_cluster"):
+    with pytest.raises(AnsibleFilterError, match=r"no rule for component role.*etcd_cluster"):
         launch.cluster_components(COMPONENTS + ["etcd_cluster"])

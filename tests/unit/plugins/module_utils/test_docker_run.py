@@ -6,6 +6,8 @@ run of a launch spec, with no environment value on its command line."""
 
 from __future__ import annotations
 
+import itertools
+
 from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import HASH_LABEL
@@ -30,7 +32,7 @@ def test_docker_run_carries_the_spec_and_no_environment_value():
     assert argv[:6] == ["docker", "run", "--detach", "--init", "--name", "vllm-ascend-decode-dp0"]
     assert "s3cret-value" not in " ".join(argv) and "192.0.2.43" not in " ".join(argv)
     assert argv[argv.index("--env") + 1] == "HCCL_IF_IP"  # names only: the values come from the client's environment
-    pairs = list(zip(argv, argv[1:]))
+    pairs = list(itertools.pairwise(argv))
     for pair in (("--ipc", "host"), ("--shm-size", "8g"), ("--device", "/dev/davinci0"), ("--volume", "/root/.cache:/root/.cache"),
                  ("--label", "llmops.cluster=pd_a2"), ("--entrypoint", "vllm")):
         assert pair in pairs

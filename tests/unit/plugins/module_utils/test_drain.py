@@ -14,8 +14,6 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
-
-
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 import os
 
 import pytest
+import seed_clusters as seeds
 
 from ansible_collections.llmops.inference.plugins.module_utils import _engine_args as engine_args
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
-
-import seed_clusters as seeds
 
 LAB = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "inventories", "lab")
 MOUNTS = ["/root/.cache:/root/.cache", "/usr/local/Ascend/driver:/usr/local/Ascend/driver"]
@@ -194,6 +193,7 @@ def test_the_flag_list_is_the_vllm_of_the_lab_images():
     """vllm-ascend releases run on the vLLM release of their number (its docs' versioning policy): the lab's
     vllm-ascend images and the flag list must name one version."""
     import glob
+
     import yaml
     # the clusters' files (all.yml holds no image, and its client key is an ansible-vault value plain YAML cannot load)
     paths = [path for path in glob.glob(os.path.join(LAB, "group_vars", "*.yml")) if os.path.basename(path) != "all.yml"]

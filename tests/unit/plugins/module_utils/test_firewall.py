@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import pytest
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
+from rule_cases import cpu_pd  # noqa: E402  pylint: disable=wrong-import-order
 
 from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
-import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
-from rule_cases import cpu_pd  # noqa: E402  pylint: disable=wrong-import-order
 
 SETTINGS = {"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["203.0.113.5"]}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import re
+import sys
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
@@ -17,8 +17,6 @@ from ansible_collections.llmops.inference.plugins.module_utils._planner import p
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
-
-
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
 

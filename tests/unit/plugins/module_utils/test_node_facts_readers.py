@@ -47,6 +47,7 @@ class _NoDocker:
 def test_python_requests_is_looked_for_without_being_imported(tmp_path, monkeypatch):
     # community.docker needs it importable; importing it in every look cost a host 80 ms of CPU
     import sys  # pylint: disable=import-outside-toplevel
+
     from ansible_collections.llmops.inference.plugins.module_utils import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
 
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -7,13 +7,12 @@ cluster reported at once. The rules themselves: test_rules_topology, _ports, _kv
 from __future__ import annotations
 
 import pytest
+import seed_clusters as seeds
+from rule_cases import node, problems_of
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
-import seed_clusters as seeds
-from rule_cases import node, problems_of
 
 
 def test_every_problem_is_reported_at_once():

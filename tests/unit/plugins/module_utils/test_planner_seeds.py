@@ -10,16 +10,16 @@ order counts too.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
 
 import pytest
+import seed_clusters as seeds
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import engine_waves, wave_numbers
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
-import seed_clusters as seeds
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import seed_text as seed  # noqa: E402  pylint: disable=wrong-import-position  # the seeds' lines, verbatim
@@ -191,7 +191,7 @@ def test_every_seed_cluster_plans_with_unique_ports_per_host():
         for host, ports in plan["ports"].items():
             for space in ("host", "npu"):
                 spans = sorted((p["low"], p["high"]) for p in ports if p["space"] == space)
-                for before, after in zip(spans, spans[1:]):
+                for before, after in itertools.pairwise(spans):
                     assert before[1] < after[0], (name, host, spans)
 
 

@@ -12,7 +12,6 @@ import sys
 
 import pytest
 
-
 sys.path.insert(0, os.path.dirname(__file__))
 from preflight_cases import ENGINE, good_facts, only, report  # noqa: E402  pylint: disable=wrong-import-position
 

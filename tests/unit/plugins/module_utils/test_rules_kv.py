@@ -6,11 +6,10 @@
 from __future__ import annotations
 
 import pytest
-
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
 import seed_clusters as seeds
 from rule_cases import cpu_pd, node, problems_of, single_problem
+
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 
 def test_kv_role_must_match_the_group():

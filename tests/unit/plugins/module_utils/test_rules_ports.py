@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
 import seed_clusters as seeds
 from rule_cases import problems_of, single_problem
+
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 
 def test_colliding_api_ports_on_one_host():

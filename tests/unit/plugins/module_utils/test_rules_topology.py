@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
 import seed_clusters as seeds
 from rule_cases import node, problems_of, single_problem
+
+from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
 
 
 def test_ranks_times_tp_must_fit_the_node():

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import pytest
+import seed_clusters as seeds
+from rule_cases import single_problem
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
-import seed_clusters as seeds
-from rule_cases import single_problem
 
 
 def test_ucm_unknown_pipeline():

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-
-import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
 PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough (_key_strength), and findable in any output
 
@@ -95,7 +94,7 @@ def test_the_engines_key_as_a_vllm_serve_flag_is_refused_by_name_without_its_val
         with pytest.raises(ValueError) as refused:
             launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(**extra))
         assert "cluster pd_a2: %s in vllm_engine_args / vllm_engine_role_args would show the key in every output" % (
-            list(extra.get("args") or extra["role_args"]["decode"])[0]) in str(refused.value)
+            next(iter(extra.get("args") or extra["role_args"]["decode"]))) in str(refused.value)
         assert "Fix: remove it and set vllm_engine_secret_env: {VLLM_API_KEY: ...}" in str(refused.value)
         assert PLANTED not in str(refused.value)
     assert launch.engine_specs(plan_cluster(seeds.pd_a2()), _engine(args={"max-num-seqs": 8}))  # other flags pass

@@ -13,7 +13,6 @@ import threading
 import time
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.modules import container_ready
@@ -44,7 +43,7 @@ def wait(capsys, **args):
     return exit_info.value.code, json.loads(capsys.readouterr().out)
 
 
-def test_a_port_is_probed_each_interval_and_docker_asked_every_half_second(capsys, docker, models_server):
+def test_a_port_is_probed_each_interval_and_docker_asked_every_half_second(capsys, docker, models_server):  # noqa: F811  the fixture imported above
     calls, _state = docker
     seen, base = models_server
     seen["status"] = 503  # until 2.2 s from now
@@ -59,7 +58,7 @@ def test_a_port_is_probed_each_interval_and_docker_asked_every_half_second(capsy
     assert 3 <= inspects <= int(took / container_ready.DOCKER_EVERY) + 1  # every 0.5 s, not each round
 
 
-def test_a_container_that_exits_still_fails_the_wait_with_its_log(capsys, docker, models_server):
+def test_a_container_that_exits_still_fails_the_wait_with_its_log(capsys, docker, models_server):  # noqa: F811  the fixture imported above
     _calls, state = docker
     seen, base = models_server
     seen["status"] = 503

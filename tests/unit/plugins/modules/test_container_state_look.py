@@ -11,7 +11,6 @@ import os
 import sys
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state

@@ -10,7 +10,6 @@ import json
 import stat
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.modules import config_files, containers_started

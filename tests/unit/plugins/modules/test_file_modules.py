@@ -9,7 +9,6 @@ import json
 import os
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.modules import config_files, containers_started, plan_files
@@ -58,12 +57,12 @@ def test_plan_files_refuses_a_symlink_another_user_planted_in_the_plan_directory
 
 def test_config_files_reports_and_diffs_what_it_changes(capsys, tmp_path):
     path = tmp_path / "mooncake" / "mooncake.json"
-    code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}, "_ansible_check_mode": True, "_ansible_diff": True})
+    _code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}, "_ansible_check_mode": True, "_ansible_diff": True})
     assert result["changed_files"] == [str(path)] and not path.exists()
     assert result["diff"] == [{"before_header": str(path), "after_header": str(path), "before": "", "after": "{}\n"}]
     _run(capsys, config_files, {"files": {str(path): "{}\n"}})
     assert path.read_text() == "{}\n" and oct(path.stat().st_mode & 0o777) == "0o644"
-    code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}})
+    _code, result = _run(capsys, config_files, {"files": {str(path): "{}\n"}})
     assert result["changed"] is False and result["changed_files"] == []
 
 
@@ -109,7 +108,7 @@ def test_containers_started_lists_the_hosts_containers_unless_the_look_found_eve
     monkeypatch.setattr(containers_started, "act", lambda docker, container, what, timeout: acted.append((container["name"], what)))
     specs = [{"name": name, "labels": {"llmops.spec-hash": "1"}, "env": {}} for name in ("prefill-dp0", "pd-proxy")]
     # a first deploy: both absent at the look, so run at once
-    code, result = _run(capsys, containers_started, {"cluster": "pd_a2", "containers": specs, "absent": ["prefill-dp0", "pd-proxy"]})
+    code, _result = _run(capsys, containers_started, {"cluster": "pd_a2", "containers": specs, "absent": ["prefill-dp0", "pd-proxy"]})
     assert code == 0 and listed == [] and sorted(acted) == [("pd-proxy", "create"), ("prefill-dp0", "create")]
     # one the look found (or a restart asked): the host's containers are listed first, as always
     for extra in ({"absent": ["prefill-dp0"]}, {"absent": ["prefill-dp0", "pd-proxy"], "restart": ["pd-proxy"]}, {}):

@@ -11,7 +11,6 @@ import stat
 import tarfile
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.modules import log_bundle

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.llmops.inference.plugins.modules import node_facts

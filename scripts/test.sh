@@ -51,7 +51,7 @@ declare -A command=(
   # pd_pool_a2's nodes: a dead single master restarts every engine; in HA (etcd) a killed leader under load restarts none
   [pool-recovery]="python -m pytest -q -s -p no:cacheprovider --durations=8 tests/integration/test_pool_recovery.py tests/integration/test_pool_ha.py"
   [preflight]="python -m pytest -q -p no:cacheprovider --durations=8 tests/integration/test_preflight.py"
-  # issue 21's three start-path figures: pd_a2, its no-op re-run, pd_a2's nodes as 4P4D (`--secure pd_a2`, what the
+  # the three start-path figures: pd_a2, its no-op re-run, pd_a2's nodes as 4P4D (`--secure pd_a2`, what the
   # front door's guards cost a deploy, and pd_pool_a2 are run by hand: the README's table says when)
   [benchmark-time-to-serving]="python benchmarks/time_to_serving.py --cluster pd_a2 --instances"
   # monitoring.yml's rules checked and fired by Debian's promtool (installed here when missing)

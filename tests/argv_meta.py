@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a launch spec's argv, name, environment and rendered files say of it: the parsers the consumers
-used before the plan's ``meta`` existed (issue 19), kept as the tests' oracle. test_lab_plans.py holds
+used before the plan's ``meta`` existed, kept as the tests' oracle. test_lab_plans.py holds
 every lab spec's meta equal to what this reads from the rest of the spec; unit tests build the meta of
 their hand-made specs with it."""
 

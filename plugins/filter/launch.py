@@ -192,7 +192,7 @@ def ucm_storage_meta(config):
     return spec_meta.ucm_storage_of_config(config)
 
 
-# What makes a cluster have each component role: the inventory's settings the composition passes (issue 21's start
+# What makes a cluster have each component role: the inventory's settings the composition passes (on the start
 # path: an absent component's include, argument check and task cost every run about 0.08 s, so the composition
 # includes only those this names).
 COMPONENT_TESTS = {

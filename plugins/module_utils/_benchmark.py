@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a benchmark of a cluster runs and reports (issue 23; 004 8.2 and 9.2).
+"""What a benchmark of a cluster runs and reports (004 8.2 and 9.2).
 
 004 9.2: before changing --max-num-seqs / --max-num-batched-tokens, measure time to first token, time per
 output token and throughput; when judging reuse, confirm the pool hits. A workload is one ``vllm bench serve``

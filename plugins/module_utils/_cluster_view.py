@@ -7,7 +7,7 @@ once on the controller when the plan is composed.
 
 plan_cluster.yml hands this one record to every host of the cluster (and the controller's plays): a task of a host then
 reads a fact of its own. Reading the composer's facts through hostvars, and filtering every spec of the cluster again,
-cost 2-15 ms of the controller's CPU per reference, per task and host (issue 21's start path).
+cost 2-15 ms of the controller's CPU per reference, per task and host (on the start path).
 """
 
 from __future__ import annotations

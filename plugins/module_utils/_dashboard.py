@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A Grafana dashboard of a cluster (issue 23), from its launch specs: what an operator of a PD cluster looks at,
+"""A Grafana dashboard of a cluster, from its launch specs: what an operator of a PD cluster looks at,
 per role and per instance (the labels monitoring's targets carry): requests running and waiting, time to first
 token and time per output token (p50, p99), KV cache use, prefix and external (connector) hit rates, the pool
 service's counters, the front door's members (serving, out, retries, ejections, answers by outcome), and which

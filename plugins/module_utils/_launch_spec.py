@@ -230,7 +230,7 @@ def token_as_file(name, env, volumes, secret):
 
 
 def plain_api_key(engine, cluster):
-    """Refuse the engines' key among plain settings (issue 20). The specs would still mask it (its name looks
+    """Refuse the engines' key among plain settings. The specs would still mask it (its name looks
     secret), but vllm_engine_env and vllm_engine_role_env are kept in the clear in inventories, while the key,
     which opens every engine, belongs in vllm_engine_secret_env (kept in a vault)."""
     plain = [("vllm_engine_env", engine.get("env") or {})]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mooncake master HA on etcd (issue 22): where the masters and the etcd members run, the flags of each,
+"""Mooncake master HA on etcd: where the masters and the etcd members run, the flags of each,
 the address the engines find the leader through, and the inventory mistakes refused before any host is touched.
 
 A single master keeps the pool's metadata in its memory: when it restarts the engines' registrations are gone

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Preflight of HA Mooncake masters (issue 22): every host reaches their etcd, etcd has a quorum, and what a
+"""Preflight of HA Mooncake masters: every host reaches their etcd, etcd has a quorum, and what a
 failover keeps with the installed Mooncake (a warning: without an oplog the pool's blocks are lost, not the pool)."""
 
 from __future__ import annotations

@@ -261,7 +261,7 @@ def _before_steps(states, steps, retire, unplanned):
     (``first``: it makes the components' directories) and, when it writes the host's config files instead, ``files``.
     Work before the steps: a container to retire, or (every host, the tasks run once) front door members to take out;
     a first deploy or a roll has none, and deploy then leaves those tasks out rather than have every host skip each of
-    them (issue 21's start path). A host's config files to rewrite are written by the start of its first step that (re)starts anything there,
+    them (on the start path). A host's config files to rewrite are written by the start of its first step that (re)starts anything there,
     in the same call (``files`` in that step's ``hosts`` entry: a round of their own cost a first deploy 0.2-0.3 s);
     before the steps only when the host has such work anyway, or no step starts anything on it."""
     before = {}
@@ -314,7 +314,7 @@ def _settled(states, door):
 def _drop_idle_tail(steps):
     """The steps after the last one that starts or stops something are left out: their containers run with their specs
     and nothing later depends on them becoming ready (a no-op run walks through none; status.yml probes readiness),
-    and each would cost a play about ten skipped tasks per host (issue 21 section 5). A step that takes members out or
+    and each would cost a play about ten skipped tasks per host (on the start path). A step that takes members out or
     drains them starts something, so it stays."""
     while steps and not (steps[-1]["start"] or steps[-1]["stop"]):
         steps.pop()

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the plan knows about a container, carried by its launch spec as ``meta`` (issue 19).
+"""What the plan knows about a container, carried by its launch spec as ``meta``.
 
 The planner knows every process's role, DP group and ranks, its API and /metrics URLs, the KV pool it
 uses and how much host memory that takes, the UCM storage it writes to. ``meta`` keeps them, filled

@@ -136,7 +136,7 @@ CASES = [
      "ascend_driver_profile a2_ucm is for a2 hardware, but vllm_engine_hardware is h100"),
     ("kv-pool-switch-misspelt", "pd_pool_a2", set_in(["llmops_kv_pool_backend"], "mooncak"), None,
      "llmops_kv_pool_backend must be one of: none, mooncake, memcache, got: mooncak"),
-    # Mooncake HA (issue 22)
+    # Mooncake HA
     ("ha-one-master", "pd_pool_a2", set_in(["mooncake_master_ha"], {"hosts": ["pd_pool_a2_p0"], "etcd_endpoints": ["192.0.2.9:2379"]}),
      None, "cluster pd_pool_a2: mooncake_master_ha.hosts: HA needs two or more masters, got only pd_pool_a2_p0. Fix: name a "
      "second host for a standby master"),

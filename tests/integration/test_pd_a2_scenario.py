@@ -330,7 +330,7 @@ def attempts_from_outside(client_key, *extra, old_key="", address=ATTACKER):
 
 def test_a_planted_secret_reaches_the_engine_and_no_output(deployed, tmp_path):
     """vllm_engine_secret_env reaches the containers; no output shows it, at -vvv, in --diff too. The front door
-    (issue 20) then checks client keys: the catalogue of attempts from outside, and a key rotated out."""
+    then checks client keys: the catalogue of attempts from outside, and a key rotated out."""
     planted = "s3cr3t-planted-4711-9c2e7a1b"
     # the attacker is a client network here: what its keys get is the point (the firewall is on, as by default)
     keys = {"vllm_engine_secret_env": {"VLLM_API_KEY": planted}, "pd_proxy_client_keys": CLIENT_KEYS, "pd_proxy_admin_keys": [ADMIN_KEY],
@@ -410,7 +410,7 @@ def install_certificate(tmp_path):
 
 
 def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tmp_path):
-    """pd_proxy_tls_* (issue 20): the proxy serves HTTPS only; readiness, verify and status check its certificate
+    """pd_proxy_tls_*: the proxy serves HTTPS only; readiness, verify and status check its certificate
     against the operator's CA on the host."""
     tls, context = install_certificate(tmp_path)
     deploy("-e", json.dumps(tls))
@@ -622,7 +622,7 @@ def secure_completion(context, prompt):
 
 
 def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(deployed, tmp_path):
-    """host_firewall (issue 20), with every other guard on too: the engines' key, client and admin keys, TLS at the
+    """host_firewall, with every other guard on too: the engines' key, client and admin keys, TLS at the
     front door. From the plan, every host's own nftables table: outside the cluster only the front door answers,
     and only to the client network; inside, each planned port answers the hosts that use it. Then, all of it on: a second run, status,
     --check --diff, a table removed by hand, stop and start, verify, and a new image rolled group by group. The

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The KV pool survives its master (issue 22): the lab's pd_pool_a2 with its Mooncake masters in HA on the
+"""The KV pool survives its master: the lab's pd_pool_a2 with its Mooncake masters in HA on the
 pd_pool_a2 harness nodes (tests/harness/inventories/pd_pool_a2_ha): the real mooncake_master of the wheel on P0 and
 P1, a three-member etcd (Debian's etcd-server) on P0, P1 and D0, the simulated engines using the real Mooncake store
 client through etcd://. Under a bounded shared-prefix load through the front door, the leader is killed (-9): a

@@ -20,7 +20,7 @@ def test_a_planted_secret_appears_in_no_plan_output(tmp_path):
                                    "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "3000", "HCCL_EXEC_TIMEOUT": "3600",
                                    "HCCL_CONNECT_TIMEOUT": "1200", "VLLM_RPC_TIMEOUT": "3600000", "OMP_PROC_BIND": "false",
                                    "OMP_NUM_THREADS": "10", "MY_SERVICE_PASSWORD": "pw-" + PLANTED},
-               # the front door's own keys (issue 20): two client keys while rotating, one admin key
+               # the front door's own keys: two client keys while rotating, one admin key
                "pd_proxy_client_keys": ["client-" + PLANTED, "client2-" + PLANTED], "pd_proxy_admin_keys": ["admin-" + PLANTED]}
     plan_dir = tmp_path / "plan"
     result = run_playbook("pd_a2.yml", LAB, "-i", str(NO_CONNECT), "-vvv", "-e", json.dumps(secrets),

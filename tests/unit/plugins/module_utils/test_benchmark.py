@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The benchmark's workloads, report rows, hit shares and comparison with a baseline (issue 23)."""
+"""The benchmark's workloads, report rows, hit shares and comparison with a baseline."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""monitoring.yml's Grafana dashboard: its panels, their PromQL and the series they read (issue 23)."""
+"""monitoring.yml's Grafana dashboard: its panels, their PromQL and the series they read."""
 
 from __future__ import annotations
 

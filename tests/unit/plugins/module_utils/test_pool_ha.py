@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mooncake HA on etcd: the layout, the masters' flags by release, and the mistakes refused (issue 22)."""
+"""Mooncake HA on etcd: the layout, the masters' flags by release, and the mistakes refused."""
 
 from __future__ import annotations
 

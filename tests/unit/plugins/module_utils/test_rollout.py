@@ -96,7 +96,7 @@ def test_a_restarted_pool_service_restarts_the_engines_after_it_in_their_waves()
 
 
 def test_ha_masters_and_etcd_members_restart_alone_and_roll_one_at_a_time():
-    """Mooncake masters in HA hand over to a standby: no engine restarts for one (issue 22), and changed running
+    """Mooncake masters in HA hand over to a standby: no engine restarts for one, and changed running
     masters or etcd members roll one by one, each waited for, so a leader and a quorum stay."""
     specs, waves = cluster(seeds.pd_pool_a2())
     hosts = sorted({s["host"] for s in specs})

@@ -14,7 +14,7 @@ description:
   - Writes C(<dest>/<cluster>-<UTC time>/) - C(points/) (the raw C(vllm bench serve) JSON of each sweep point),
     C(counters.json) (every engine's and pool service's counters before and after each point), C(plan.json) (the
     cluster's plan digest, images and shape), C(summary.json) (one row of figures per point, read back as a baseline),
-    C(report.txt) (the table and the comparison) and C(sweep.png) (latency against output throughput, one line per
+    C(report.txt) (the table and the comparison) and C(sweep.svg) (latency against output throughput, one line per
     figure).
   - With O(baseline), each figure's change against the same point of that earlier run; a change for the worse beyond
     O(threshold) is a regression.
@@ -105,7 +105,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _benchmark as bench
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
-from ansible_collections.llmops.inference.plugins.module_utils._png_plot import line_plot
+from ansible_collections.llmops.inference.plugins.module_utils._svg_plot import line_plot
 from ansible_collections.llmops.inference.plugins.module_utils._verify import service_changes
 
 
@@ -166,8 +166,8 @@ def main():
             handle.write("\n".join(["cluster %s, plan %s, images %s" % (params["cluster"], plan["digest"], ", ".join(plan["images"]))]
                                    + table + ([""] + ["against %s:" % params["baseline"]] + comparison["lines"] if params["baseline"] else []))
                          + "\n")
-        with open(os.path.join(path, "sweep.png"), "wb") as handle:
-            handle.write(line_plot(bench.plot_series(rows), "%s: LATENCY AGAINST THROUGHPUT" % params["cluster"], "OUTPUT TOKENS/S", "MS"))
+        with open(os.path.join(path, "sweep.svg"), "wb") as handle:
+            handle.write(line_plot(bench.plot_series(rows), "%s: latency against throughput" % params["cluster"], "output tokens/s", "ms"))
     except OSError as err:
         module.fail_json(msg="cannot write the benchmark report under %s: %s. Fix: set llmops_benchmark_dir to a writable "
                              "directory of the controller." % (params["dest"], err))

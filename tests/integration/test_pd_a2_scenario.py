@@ -36,6 +36,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import xml.etree.ElementTree as ET
 
 import pytest
 from conftest import HERE, LAB, ROOT, run_playbook
@@ -192,7 +193,7 @@ def test_benchmark_sweeps_the_front_door_and_reports_figures_and_hit_shares(swep
         assert row["shares"]["transfer"] == 1.0 and row["shares"]["prompt_tokens"] > 0 and row["request_throughput"] > 0
     counters = json.loads((run / "counters.json").read_text())
     assert {"vllm-ascend-prefill-dp0", "vllm-ascend-decode-dp7"} <= set(counters[0]["engines_after"])
-    assert (run / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ET.fromstring((run / "sweep.svg").read_bytes()).tag == "{http://www.w3.org/2000/svg}svg"
     report = (run / "report.txt").read_text()
     assert report.startswith("cluster pd_a2, plan %s" % summary["digest"]) and "PD KV" in report
 

@@ -46,6 +46,7 @@ ROLES = ("prefill", "decode", "colocated")
 LAUNCH_MODES = ("per_rank", "per_node")
 CONNECTORS = ("none", "ucm", "mooncake", "nixl")
 POOL_BACKENDS = ("mooncake", "memcache")
+SEGMENT_SIZE_VARIABLE = "mooncake_master_segment_size"  # {role: size}: each role's Mooncake segment
 KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
 # Variables filled from the node's own address or NIC (004 5.2 / 5.3 node scripts).
 ADDRESS_ENV = ("HCCL_IF_IP", "VLLM_HOST_IP")
@@ -202,6 +203,12 @@ class Pool:
     sizes: dict[str, str]
     protocol: str | None = None
     store: str | None = None  # what the collection deploys for the pool service to keep its state in (etcd)
+    segment_sizes: dict[str, str] = dataclasses.field(default_factory=dict)  # Mooncake: each role's mooncake.json size
+
+    def named_sizes(self) -> dict[str, str]:
+        """Every size of the pool by the variable that sets it (for messages): sizes as given, and each role's
+        Mooncake segment as mooncake_master_segment_size.<role>."""
+        return dict(self.sizes, **{"%s.%s" % (SEGMENT_SIZE_VARIABLE, role): size for role, size in self.segment_sizes.items()})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -411,9 +418,9 @@ def parse_pool(raw):
     where = "kv pool"
     if not isinstance(raw, dict):
         raise InputError("%s must be a mapping" % where)
-    sizes = raw.get("sizes") or {}
-    if not isinstance(sizes, dict):
-        raise InputError("%s: sizes must be a mapping of name to size" % where)
+    sizes, segment_sizes = raw.get("sizes") or {}, raw.get("segment_sizes") or {}
+    if not isinstance(sizes, dict) or not isinstance(segment_sizes, dict):
+        raise InputError("%s: sizes and segment_sizes must be mappings of name to size" % where)
     return Pool(
         backend=_choice(_require(raw, "backend", where, str), POOL_BACKENDS, where, "backend"),
         use_layerwise=_optional(raw, "use_layerwise", where, bool, False),
@@ -422,6 +429,7 @@ def parse_pool(raw):
         protocol=_optional(raw, "protocol", where, str),
         store=_optional(raw, "store", where, str),
         sizes={str(k): str(v) for k, v in sizes.items()},
+        segment_sizes={str(k): str(v) for k, v in segment_sizes.items()},
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import EXPECTED_KV_ROLE
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import unknown_keys
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import SEGMENT_SIZE_VARIABLE, unknown_keys
 from ansible_collections.llmops.inference.plugins.module_utils._rules_topology import group_var
 from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
@@ -110,10 +110,9 @@ def pool_problems(cluster):
         problems += _same_everywhere(cluster, "tenant_id", "mooncake_master_tenant_id", "Mooncake tenant_id")
     problems += _pool_size_problems(cluster)
     if pool.backend == "mooncake":
-        keys = {name.split(".", 1)[1]: None for name in pool.sizes if name.startswith("mooncake_master_segment_size.")}
-        found = unknown_keys(keys, tuple(cluster.roles), "mooncake_master_segment_size")
-        found += [("mooncake_master_segment_size.%s" % role, "missing: every %s worker's mooncake.json needs its size" % role,
-                   "set it (0 on nodes that contribute nothing)") for role in cluster.roles if role not in keys]
+        found = unknown_keys(pool.segment_sizes, tuple(cluster.roles), SEGMENT_SIZE_VARIABLE)
+        found += [("%s.%s" % (SEGMENT_SIZE_VARIABLE, role), "missing: every %s worker's mooncake.json needs its size" % role,
+                   "set it (0 on nodes that contribute nothing)") for role in cluster.roles if role not in pool.segment_sizes]
         problems += [Problem(c, variable, message, fix) for variable, message, fix in found]
     if pool.backend == "memcache":
         workers = sum(g.dp_size * g.tp_size for g in cluster.groups.values())
@@ -138,7 +137,8 @@ def _pool_size_problems(cluster):
     host_protocol = pool.backend == "memcache" and (pool.protocol or "").startswith("host_")
     align, unit = (2 << 20, "2 MB") if host_protocol else (GIB, "1 GB")
     sizes = {}
-    for name, text in sorted(pool.sizes.items()):
+    named = pool.named_sizes()
+    for name, text in sorted(named.items()):
         size = size_bytes(text)
         sizes[name] = size
         if size is None:
@@ -151,11 +151,11 @@ def _pool_size_problems(cluster):
     dram, most = sizes.get("memcache_pool_dram_size"), sizes.get("memcache_pool_max_dram_size")
     if dram is not None and most is not None and dram > most:
         problems.append(Problem(c, "memcache_pool_dram_size", "%s is above memcache_pool_max_dram_size %s"
-                                % (pool.sizes["memcache_pool_dram_size"], pool.sizes["memcache_pool_max_dram_size"]),
+                                % (named["memcache_pool_dram_size"], named["memcache_pool_max_dram_size"]),
                                 "lower it, or raise memcache_pool_max_dram_size"))
     for name in ("memcache_pool_dram_size", "memcache_pool_max_dram_size"):
         if sizes.get(name) is not None and sizes[name] > MEMCACHE_MAX_DRAM:
-            problems.append(Problem(c, name, "%s is above Memcache's maximum of 1TB" % pool.sizes[name], "set at most 1TB"))
+            problems.append(Problem(c, name, "%s is above Memcache's maximum of 1TB" % named[name], "set at most 1TB"))
     return problems
 
 

@@ -142,7 +142,7 @@ def pd_pool_a2():
     for node in cluster["nodes"]:
         node.update(pythonhashseed="0", tenant_id="default")
     cluster["pool"] = {"backend": "mooncake", "use_layerwise": False, "hybrid_model": True,
-                       "sizes": {"mooncake_master_segment_size.prefill": "8GB", "mooncake_master_segment_size.decode": "0"}}
+                       "segment_sizes": {"prefill": "8GB", "decode": "0"}}
     groups = cluster["groups"]
     groups["prefill"].update(engine_id_template="glm53-flash-prefill-dp{dp_rank}", lookup_rpc_port_base=37000)
     groups["decode"].update(engine_id_template="glm53-flash-decode-dp{dp_rank}", lookup_rpc_port_base=37100)

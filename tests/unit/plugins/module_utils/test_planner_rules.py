@@ -19,7 +19,7 @@ def test_every_problem_is_reported_at_once():
     cluster = seeds.pd_pool_a2()
     cluster["groups"]["decode"]["kv_role"] = "kv_both"
     node(cluster, "pd_a2_p1")["pythonhashseed"] = "7"
-    cluster["pool"]["sizes"]["mooncake_master_segment_size.prefill"] = "8.5GB"
+    cluster["pool"]["segment_sizes"]["prefill"] = "8.5GB"
     assert len(problems_of(cluster)) == 3
 
 

@@ -97,7 +97,7 @@ def test_memcache_host_protocols_align_to_2_mb_and_sizes_stay_in_bounds():
 
 def test_mooncake_segment_sizes_are_given_per_role():
     cluster = seeds.pd_pool_a2()
-    cluster["pool"]["sizes"] = {"mooncake_master_segment_size.prefil": "8GB", "mooncake_master_segment_size.decode": "0"}
+    cluster["pool"]["segment_sizes"] = {"prefil": "8GB", "decode": "0"}
     problems = problems_of(cluster)
     assert ("cluster pd_pool_a2: mooncake_master_segment_size.prefil: unknown key (known: decode, prefill). "
             "Fix: rename it to prefill.") in problems

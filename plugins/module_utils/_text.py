@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-UNITS = "bkmgt"
+from ansible.module_utils.common.text.formatters import human_to_bytes
+
 # The pool configs' sizes, as vllm-ascend's mooncake config parser and Memcache read them: B, KB, MB, GB, TB in any case.
 CONFIG_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt]?)b)?\s*", re.IGNORECASE)
 # Docker's (shm_size): a unit letter, an optional i and b (500g, 2GiB, 64m).
@@ -19,11 +20,13 @@ SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 
 
 def size_bytes(text: object, docker: bool = False) -> int | None:
-    """Bytes of a size, 1024-based; None when it does not read as one. ``docker``: as Docker writes them (500g)."""
+    """Bytes of a size, 1024-based; None when it does not read as one. ``docker``: as Docker writes them (500g).
+    The spellings each reader accepts are matched here (any case; Docker's optional i); ansible-core's
+    human_to_bytes does the arithmetic."""
     match = (DOCKER_SIZE if docker else CONFIG_SIZE).fullmatch(str(text if text is not None else ""))
     if not match:
         return None
-    return int(float(match.group(1)) * 1024 ** UNITS.index((match.group(2) or "b").lower()))
+    return int(human_to_bytes("%s%s" % (match.group(1), (match.group(2) or "").upper())))
 
 
 def flag_name(key: object) -> str:

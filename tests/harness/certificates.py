@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A test CA and a front-door certificate it signed, made with openssl: what an operator hands pd_proxy_tls_*.
+"""A test CA and a front-door certificate it signed, made with trustme: what an operator hands pd_proxy_tls_*.
 
 Used by the tests and the benchmarks that turn the front door's TLS on (the pd_a2 scenario, the launcher test,
 benchmarks/front_door.py and benchmarks/time_to_serving.py --secure); install_on_node also puts it on a harness node."""
@@ -11,21 +11,22 @@ import pathlib
 import ssl
 import subprocess
 
+import trustme
+
 
 def make_certificate(directory, address):
-    """Write ca.crt, tls.crt and tls.key into directory, the certificate valid for the IP address, for one day.
-    The files are world-readable: a container's user reads them through a mount."""
+    """Write ca.crt, tls.crt and tls.key into directory, the certificate valid for the IP address. The files are
+    world-readable: a container's user reads them through a mount."""
     directory = pathlib.Path(directory)
-    request = ["openssl", "req", "-nodes", "-newkey", "rsa:2048", "-subj"]
-    (directory / "san.cnf").write_text("subjectAltName=IP:%s\n" % address)
-    for step in (request + ["/CN=llmops test CA", "-x509", "-days", "1", "-keyout", "ca.key", "-out", "ca.crt"],
-                 request + ["/CN=front-door", "-keyout", "tls.key", "-out", "tls.csr"],
-                 ["openssl", "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
-                  "-extfile", "san.cnf", "-out", "tls.crt"]):
-        subprocess.run(step, cwd=directory, check=True, capture_output=True)
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        (directory / name).chmod(0o644)
-    return {name: directory / name for name in ("ca.crt", "tls.crt", "tls.key")}
+    ca = trustme.CA(organization_name="llmops test CA")
+    issued = ca.issue_cert(address, common_name="front-door")
+    made = {"ca.crt": directory / "ca.crt", "tls.crt": directory / "tls.crt", "tls.key": directory / "tls.key"}
+    ca.cert_pem.write_to_path(str(made["ca.crt"]))
+    (made["tls.crt"]).write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+    issued.private_key_pem.write_to_path(str(made["tls.key"]))
+    for path in made.values():
+        path.chmod(0o644)
+    return made
 
 
 def install_on_node(directory, address, node, node_dir):

@@ -10,7 +10,7 @@ group's start time; pd_pool_a2 starts pool service, decode, prefill one after th
 so their sum. Target: within 1.0 x floor + 6 s. Then a no-op re-run is timed (target 5 s; it starts nothing,
 so it skips preflight), what preflight's checks cost a deploy that starts something (preflight.yml less a
 plan-mode run, images present), and for a
-cluster reached over SSH (pd_a2) without the connection settings of docs/operations.md (pipelining, ControlPersist).
+cluster reached over SSH (pd_a2) without the connection settings of docs/connections.md (pipelining, ControlPersist).
 With --instances, pd_a2's nodes are measured again as 4P4D (tests/harness/inventories/pd_a2_4p4d: eight
 instances, two per node) with the same start times: its time to serving against pd_a2's (target 1.1).
 The clusters named by --secure are then measured again on the same nodes with every guard of the front door
@@ -199,7 +199,7 @@ def timed_runs(cluster, decode, prefill, extra, front, shape="", layers=(), repe
     print("%s: preflight's checks take %.1f s of a deploy that starts something (preflight.yml %.1f s, plan mode %.1f s); "
           "the no-op run skipped them" % (cluster, checked - planned, checked, planned))
     if over_ssh(cluster):
-        # What the connection settings of docs/operations.md buy over SSH: the same no-op run with pipelining off
+        # What the connection settings of docs/connections.md buy over SSH: the same no-op run with pipelining off
         # and a new SSH connection for every task (no ControlMaster / ControlPersist).
         plain, _output = timed(cluster, cluster, *extra, env={"ANSIBLE_PIPELINING": "False", "ANSIBLE_SSH_ARGS": "-o ControlMaster=no"})
         print("%s: over SSH, pipelining and ControlPersist save %.1f s of a no-op run (%.1f s without them, %.1f s with)"

@@ -57,7 +57,7 @@ def points(workloads):
     for name, workload in sorted(workloads.items()):
         where = "%s.%s" % (VARIABLE, name)
         if not isinstance(workload, dict):
-            problems.append("%s: must be a mapping of %s. Fix: give it as in the example of docs/operations.md." % (where, ", ".join(WORKLOAD_KEYS)))
+            problems.append("%s: must be a mapping of %s. Fix: give it as in the example of docs/benchmark.md." % (where, ", ".join(WORKLOAD_KEYS)))
             continue
         problems += ["%s.%s: is no setting of a workload. Fix: use one of %s." % (where, key, ", ".join(WORKLOAD_KEYS))
                      for key in sorted(set(workload) - set(WORKLOAD_KEYS))]

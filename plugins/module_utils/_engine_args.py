@@ -27,7 +27,7 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_errors impo
 from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
 
-# Flags the planner renders itself, and the variable an operator sets instead (docs/operations.md, "What is refused").
+# Flags the planner renders itself, and the variable an operator sets instead (docs/refused.md).
 PLAN_OWNED = {
     "model": "vllm_engine_model",
     "host": None,  # every engine binds 0.0.0.0 on the host network, as the seeds do: nothing to set instead

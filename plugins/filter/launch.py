@@ -232,9 +232,9 @@ def cluster_specs(component_specs, engine_specs, relays=None):
     return specs + [launch.new_spec(**metrics_relay.spec_fields(relay, specs)) for relay in relays or ()]
 
 
-def cluster_view(specs, hosts, plan, created=(), firewall_rules=None):
+def cluster_view(specs, hosts, plan, created=(), firewall_rules=None, firewall_dir=None):
     """The composed plan as the later plays read it: the cluster's specs, waves and front door, and each host's share."""
-    return cluster_view_of.view(specs, hosts, plan, created or (), firewall_rules)
+    return cluster_view_of.view(specs, hosts, plan, created or (), firewall_rules, firewall_dir)
 
 
 def launch_plan_table(specs):

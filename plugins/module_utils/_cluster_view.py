@@ -36,8 +36,8 @@ def host_share(specs, host, machine_of, created=(), firewall_rules=None):
     }
 
 
-def view(specs, hosts, plan, created=(), firewall_rules=None):
-    """{cluster, specs, waves, machines, created_dirs, firewall_table, firewall_rules (by host), front_door, etcd,
+def view(specs, hosts, plan, created=(), firewall_rules=None, firewall_dir=None):
+    """{cluster, specs, waves, machines, created_dirs, firewall_table, firewall_file, firewall_rules (by host), front_door, etcd,
     hosts: {host: share}} of a composed plan; every inventory host of the cluster has a share (empty when the plan gives
     it nothing)."""
     machines = plan.get("machines") or {}
@@ -51,6 +51,8 @@ def view(specs, hosts, plan, created=(), firewall_rules=None):
         "machines": machines,
         "created_dirs": list(created),
         "firewall_table": firewall.table_name(plan["cluster"]),
+        # the rules file preflight looks for and the host firewall writes (or removes, the firewall being off)
+        "firewall_file": firewall.rules_file(firewall.table_name(plan["cluster"]), firewall_dir),
         "firewall_rules": dict(firewall_rules or {}),
         "front_door": members.door_of(specs),
         # every host of the cluster reaches the etcd of HA masters (their specs name it)

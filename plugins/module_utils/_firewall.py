@@ -43,6 +43,9 @@ SYSTEMD_RUNNING = "/run/systemd/system"
 DIGEST_COMMENT = 'comment "llmops %s"'
 _DIGEST = re.compile(re.escape(DIGEST_COMMENT).replace("%s", "([0-9a-f]+)"))
 
+# where each host keeps its table's rules file unless host_firewall_rules_dir says otherwise
+RULES_DIR = "/etc/llmops/firewall"
+
 
 def boot_unit_path(table: str) -> str:
     return "%s/llmops-firewall-%s.service" % (BOOT_UNIT_DIR, table)
@@ -187,6 +190,12 @@ def loaded_digest(text):
     """The digest in a table's comment (``nft list table`` output, or the rules file), else None."""
     match = _DIGEST.search(text or "")
     return match.group(1) if match else None
+
+
+def rules_file(table: str, directory: str | None = None) -> str:
+    """The rules file of a table on each host: <directory>/<table>.nft, the directory host_firewall_rules_dir or
+    RULES_DIR (the role's default, held equal to it by a test)."""
+    return "%s/%s.nft" % ((directory or RULES_DIR).rstrip("/"), table)
 
 
 def table_name(cluster):

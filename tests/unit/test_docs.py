@@ -92,3 +92,13 @@ def test_a_switch_a_playbook_defaults_in_place_has_the_default_its_argument_spec
                 assert held_in_python.get(name, written) == specs[name]["default"], (name, value)
             else:
                 assert written in ("", None), (name, value)  # unset means off
+
+
+def test_the_firewall_rules_directory_the_role_documents_is_the_planners():
+    from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
+
+    defaults = yaml.safe_load((ROOT / "roles" / "host_firewall" / "defaults" / "main.yml").read_text())
+    assert defaults["host_firewall_rules_dir"] == _options("host_firewall", "describe")["host_firewall_rules_dir"]["default"]
+    assert defaults["host_firewall_rules_dir"] == firewall.RULES_DIR
+    assert firewall.rules_file("llmops_pd_a2", "/srv/fw/") == "/srv/fw/llmops_pd_a2.nft"
+    assert firewall.rules_file("llmops_pd_a2") == firewall.RULES_DIR + "/llmops_pd_a2.nft"

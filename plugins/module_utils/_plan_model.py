@@ -61,6 +61,11 @@ GROUP_KEYS = ("dp_size", "tp_size", "launch", "dp_rpc_port", "dp_address", "api_
               "engine_id_template", "lookup_rpc_port_base", "hccl_port_range", "memcache_dp_init_barrier",
               "consumer_is_to_load", "consumer_is_to_put", "set_visible_devices")
 HCCL_RANGE_KEYS = ("base", "stride", "size")
+# What a DP group's settings are when the inventory leaves them out (vllm_engine_groups' documentation says the same;
+# tests/unit/test_docs.py holds them equal)
+GROUP_DEFAULTS = {"launch": "per_rank", "dp_rpc_port": 12325, "api_port": 8000, "memcache_dp_init_barrier": True,
+                  "consumer_is_to_load": False, "consumer_is_to_put": False, "set_visible_devices": True}
+HCCL_RANGE_DEFAULTS = {"stride": 100, "size": 100}
 # What an instance may set for itself (vllm_engine_instances.<role>.<name>): its size, the ports and ids that
 # must differ where it shares a host or the cluster with another instance, and its image (a canary). The
 # rest of GROUP_KEYS is the role's: the connector, launcher and pool settings its peers rely on.
@@ -309,8 +314,8 @@ def parse_group(role, raw, unknown=None, where=None):
             unknown += unknown_keys(hccl, HCCL_RANGE_KEYS, hwhere)
         hccl_range = HcclPortRange(
             base=_require(hccl, "base", hwhere, int),
-            stride=_optional(hccl, "stride", hwhere, int, 100),
-            size=_optional(hccl, "size", hwhere, int, 100),
+            stride=_optional(hccl, "stride", hwhere, int, HCCL_RANGE_DEFAULTS["stride"]),
+            size=_optional(hccl, "size", hwhere, int, HCCL_RANGE_DEFAULTS["size"]),
         )
     kv_role = _optional(raw, "kv_role", where, str)
     if kv_role is not None:
@@ -320,19 +325,19 @@ def parse_group(role, raw, unknown=None, where=None):
         name=role,
         dp_size=_require(raw, "dp_size", where, int),
         tp_size=_require(raw, "tp_size", where, int),
-        launch=_choice(_optional(raw, "launch", where, str, "per_rank"), LAUNCH_MODES, where, "launch"),
-        dp_rpc_port=_optional(raw, "dp_rpc_port", where, int, 12325),
+        launch=_choice(_optional(raw, "launch", where, str, GROUP_DEFAULTS["launch"]), LAUNCH_MODES, where, "launch"),
+        dp_rpc_port=_optional(raw, "dp_rpc_port", where, int, GROUP_DEFAULTS["dp_rpc_port"]),
         dp_address=_optional(raw, "dp_address", where, str),
-        api_port=_optional(raw, "api_port", where, int, 8000),
+        api_port=_optional(raw, "api_port", where, int, GROUP_DEFAULTS["api_port"]),
         kv_port=_optional(raw, "kv_port", where, int),
         kv_role=kv_role,
         engine_id_template=_optional(raw, "engine_id_template", where, str),
         lookup_rpc_port_base=_optional(raw, "lookup_rpc_port_base", where, int),
         hccl_port_range=hccl_range,
-        memcache_dp_init_barrier=_optional(raw, "memcache_dp_init_barrier", where, bool, True),
-        consumer_is_to_load=_optional(raw, "consumer_is_to_load", where, bool, False),
-        consumer_is_to_put=_optional(raw, "consumer_is_to_put", where, bool, False),
-        set_visible_devices=_optional(raw, "set_visible_devices", where, bool, True),
+        memcache_dp_init_barrier=_optional(raw, "memcache_dp_init_barrier", where, bool, GROUP_DEFAULTS["memcache_dp_init_barrier"]),
+        consumer_is_to_load=_optional(raw, "consumer_is_to_load", where, bool, GROUP_DEFAULTS["consumer_is_to_load"]),
+        consumer_is_to_put=_optional(raw, "consumer_is_to_put", where, bool, GROUP_DEFAULTS["consumer_is_to_put"]),
+        set_visible_devices=_optional(raw, "set_visible_devices", where, bool, GROUP_DEFAULTS["set_visible_devices"]),
     )
 
 

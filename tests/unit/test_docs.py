@@ -104,3 +104,12 @@ def test_the_firewall_rules_directory_the_role_documents_is_the_planners():
     assert defaults["host_firewall_rules_dir"] == firewall.RULES_DIR
     assert firewall.rules_file("llmops_pd_a2", "/srv/fw/") == "/srv/fw/llmops_pd_a2.nft"
     assert firewall.rules_file("llmops_pd_a2") == firewall.RULES_DIR + "/llmops_pd_a2.nft"
+
+
+def test_the_dp_group_defaults_documented_are_the_planners():
+    groups = " ".join(_options("vllm_engine", "plan")["vllm_engine_groups"]["description"])
+    for key, value in model.GROUP_DEFAULTS.items():
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        assert re.search(r"%s \([^)]*default %s[):]" % (re.escape(key), re.escape(shown)), groups), key
+    for key, value in model.HCCL_RANGE_DEFAULTS.items():
+        assert "%s int default %s" % (key, value) in groups

@@ -59,6 +59,12 @@ declare -A command=(
   # The installers above on a fresh Debian root, side by side: each ends, no daemon keeps the apt lock
   [fresh-machine]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_fresh_machine.py"
   [engine-parity]="python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py"
+  # The newer ansible-cores meta/runtime.yml claims, with Debian 13's Python in a container: the newest gets the unit
+  # tests, plan mode, its sanity and a harness deploy (each where a lane has room), the one between its unit tests
+  [core-2.21]="bash scripts/core_lane.sh 2.21.5 unit plan-mode"
+  [core-2.21-sanity]="bash scripts/core_lane.sh 2.21.5 sanity"
+  [core-2.21-deploy]="bash scripts/core_lane.sh 2.21.5 deploy"
+  [core-2.20]="bash scripts/core_lane.sh 2.20.10 unit"
 )
 # One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup; pd_a2's is the
 # deploy step's (below), `bash scripts/molecule.sh pd_a2` runs it by hand.
@@ -129,7 +135,7 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # Building the harness images (debootstrap, pip), real vLLM's venv and installing Prometheus is mostly
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
-together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring"
+together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring core-2.21 core-2.20"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait, then
 # pool-recovery (the pd_pool_a2 nodes: its molecule scenario is done with them by then). pd_a2's own scenario is not run:
@@ -137,7 +143,7 @@ alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The CPU is what CI lacks: both lanes together keep both cores busy until the molecules end, then each lane alone left
 # a third to a half of them idle (2026-12-05, vmstat), which pool-recovery, whose loads are a steady 20 requests a second
 # (tests/harness/load.py; a flood beside this lane once took the deploy step from 723 s to 2060 s), now uses.
-together "deploy instances preflight" \
+together "deploy instances preflight core-2.21-deploy core-2.21-sanity" \
   "molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100 pool-recovery"
 # Alone: real vLLM, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane slowed the deploy
 # step from 846 s to 1108 s, which ate all it saved).

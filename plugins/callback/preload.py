@@ -31,6 +31,9 @@ description:
   - Before each task it moves what the main process holds into the garbage collector's permanent generation
     (C(gc.freeze)), so neither the main process nor the workers forked from it scan those objects again (about 0.25 s of
     a pd_a2 plan). Every 100 tasks it collects once, so cyclic garbage frozen in between is freed.
+  - It reaches into ansible-core's internals (the AnsiballZ cache's format and lock), so it acts only on the cores it
+    was tested on (2.19, 2.20 and 2.21). On any other it stands aside, saying so in one line at the start of the run,
+    and the playbooks run as without it.
   - Enable it next to the output callback, as the collection's C(ansible.cfg) does
     (C(callbacks_enabled = llmops.inference.preload)). Without it, playbooks work the same, only slower
     (a pd_a2 plan about 1.3 s of the controller's CPU).
@@ -52,12 +55,20 @@ import pkgutil
 import zipfile
 
 from ansible import constants as C
-from ansible._internal import _locking
 from ansible.errors import AnsibleError
-from ansible.executor import module_common
 from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import action_loader, connection_loader, filter_loader, lookup_loader, module_loader, shell_loader, test_loader
+from ansible.release import __version__ as CORE_VERSION
 from ansible.template import Templar
+
+# The cores whose internals this was tested on (the AnsiballZ cache's _CachedModule and its named_mutex lock): the
+# tests run it on each (scripts/test.sh's core lanes). Another core may have moved them, so it stands aside there.
+KNOWN_CORES = ("2.19", "2.20", "2.21")
+try:
+    from ansible._internal import _locking
+    from ansible.executor import module_common
+except ImportError:  # a core that moved them: known_core() is False there too
+    _locking = module_common = None
 
 COLLECTION = "llmops.inference"
 # What the collection's tasks use besides its own plugins (one filter of a file loads the whole file; the core
@@ -74,6 +85,11 @@ DEPLOY_MODULES = ("container_state", "node_facts", "containers_started", "contai
                   "front_door_members", "engine_drain")
 # tasks between two full collections of what the main process froze (its cyclic garbage included)
 COLLECT_EVERY = 100
+
+
+def known_core(version=CORE_VERSION):
+    """Whether ansible-core ``version`` (2.19.14, 2.21.0rc1) is one of KNOWN_CORES, with the internals this uses."""
+    return ".".join(version.split(".")[:2]) in KNOWN_CORES and module_common is not None
 
 
 def build_payloads(names):
@@ -153,8 +169,13 @@ class CallbackModule(CallbackBase):
         self._tasks = 0
         self._building = False
         self._builder = None
+        self._active = known_core()
 
     def v2_playbook_on_start(self, playbook):
+        if not self._active:
+            self._display.display("llmops.inference.preload: ansible-core %s is not one it was tested on (%s), so it stands "
+                                  "aside; the playbooks run the same, without its speed-ups" % (CORE_VERSION, ", ".join(KNOWN_CORES)))
+            return
         for name in collection_plugins("filter"):
             # the filter loader finds a collection's filter file by this same module name in sys.modules
             importlib.import_module("ansible_collections.%s.plugins.filter.%s" % (COLLECTION, name))
@@ -181,7 +202,7 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_play_start(self, play):
         # the first play knows the run's extra variables; the builder is forked after the imports above
-        if self._building:
+        if self._building or not self._active:
             return
         self._building = True
         if "llmops_plan_dir" not in play.get_variable_manager().extra_vars:
@@ -190,6 +211,8 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         # the workers of this task are forked next
+        if not self._active:
+            return
         self._tasks += 1
         if self._tasks % COLLECT_EVERY == 0:
             gc.unfreeze()

@@ -7,10 +7,11 @@ with its points marked, a legend and the labels as text."""
 
 from __future__ import annotations
 
+import typing as t
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 
-Point = tuple[float | None, float | None]
+Point: t.TypeAlias = "tuple[float | None, float | None]"  # a string: module_utils also import on a host's Python
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 TICKS = 4
 

@@ -35,8 +35,7 @@ LOCK = "/tmp/llmops-apt.lock"
 CHECKOUT = "/root/checkout"
 # What makes pip work on a machine of this kind (its CA, its local wheel and index folders, its
 # configuration): mounted read-only where the machine has them, as a fresh machine would have them.
-MACHINE_PIP = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pip.conf", "/etc/xdg/pip", "/root/.config/pip",
-               "/opt/wheels", "/opt/pypi", "/opt/pypi-more")
+MACHINE_PIP = tuple((ROOT / "tests" / "harness" / "machine_pip_paths").read_text().split())
 BOUND = 900  # seconds an installer may take on a fresh root (apt and pip downloads); the hang was forever
 
 

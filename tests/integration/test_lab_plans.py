@@ -172,8 +172,8 @@ def test_004_5_3_and_5_4_a3(lab_plans, cluster, pool):
         assert spec["env"] == env, name
         assert_docker(spec, A3_DEVICES, A3_VOLUMES + ([MEMCACHE_MOUNT] if pool else []), shm_size="100g")
     proxy = plan.spec(prefix + "_prefill", "pd-proxy")
-    # 004 5.3 A3 proxy script: P_N=2 from 9081, D_N=8 from 9900. It runs through the front door's launcher
-    #, which hands the upstream script its own argv unchanged.
+    # 004 5.3 A3 proxy script: P_N=2 from 9081, D_N=8 from 9900. It runs through the front door's launcher, which
+    # hands the upstream script its own argv unchanged.
     assert proxy["command"][:2] == ["python", "/etc/llmops/pd_proxy/front_door.py"]
     assert ["python", proxy["env"]["LLMOPS_FRONT_DOOR_UPSTREAM"]] + proxy["command"][2:] == [
         "python", "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py",

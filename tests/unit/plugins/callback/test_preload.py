@@ -198,3 +198,35 @@ def test_a_run_that_ends_while_the_payloads_build_stops_the_builder_first(tmp_pa
     done = subprocess.run([sys.executable, "-c", STOP_PROBE], capture_output=True, text=True, check=True, env=env)
     found = json.loads(done.stdout.splitlines()[-1])
     assert found == {"building": [True], "left": []}
+
+
+ASIDE_PROBE = textwrap.dedent("""
+    import gc, json, sys
+    from ansible.plugins.loader import init_plugin_loader
+    init_plugin_loader()
+    from ansible_collections.llmops.inference.plugins.callback import preload
+    preload.KNOWN_CORES = ("2.18",)  # as on a core it was not tested on
+    lines = []
+    callback = preload.CallbackModule()
+    callback._display = type("Display", (), {"display": lambda self, text, **kwargs: lines.append(text)})()
+    before = set(sys.modules)
+    callback.v2_playbook_on_start(None)
+    callback.v2_playbook_on_task_start(None, False)
+    print(json.dumps({"lines": lines, "imported": sorted(m for m in set(sys.modules) - before if "llmops" in m),
+                      "frozen": gc.get_freeze_count()}))
+""")
+
+
+def test_on_a_core_it_was_not_tested_on_it_stands_aside_and_says_so_in_one_line():
+    found = json.loads(subprocess.run([sys.executable, "-c", ASIDE_PROBE], capture_output=True, text=True,
+                                      check=True).stdout.splitlines()[-1])
+    assert len(found["lines"]) == 1 and "is not one it was tested on (2.18), so it stands aside" in found["lines"][0]
+    assert found["imported"] == [] and found["frozen"] == 0
+
+
+def test_the_cores_it_acts_on_are_those_the_collection_claims():
+    from ansible_collections.llmops.inference.plugins.callback import preload
+
+    claimed = (ROOT / "meta" / "runtime.yml").read_text()
+    assert 'requires_ansible: ">=2.19.14,<2.22.0"' in claimed and preload.KNOWN_CORES == ("2.19", "2.20", "2.21")
+    assert preload.known_core("2.21.0rc1") and preload.known_core("2.19.14") and not preload.known_core("2.22.0")

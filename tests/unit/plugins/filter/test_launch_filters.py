@@ -81,7 +81,7 @@ def test_cluster_specs_put_the_pool_before_the_engines_and_the_proxy_after():
 
 def test_a_driver_profile_gets_the_npus_of_its_hardware_first_and_keeps_listed_ones_once():
     a3 = compose.driver_container({"hardware": "a3", "devices": ["/dev/davinci_manager"], "volumes": ["/a:/a"], "shm_size": "100g"},
-                                 {"shm_size": "64g", "devices": ["ignored"]}, ["/dev/extra"], ["/b:/b"])
+                                  {"shm_size": "64g", "devices": ["ignored"]}, ["/dev/extra"], ["/b:/b"])
     assert a3["devices"] == ["/dev/davinci%d" % n for n in range(16)] + ["/dev/davinci_manager", "/dev/extra"]
     assert a3["volumes"] == ["/a:/a", "/b:/b"] and a3["shm_size"] == "64g"  # overrides change settings, not the devices
     # a profile that lists NPUs of its own (fewer, or an older version's full list) keeps exactly those

@@ -110,13 +110,15 @@ def placeholders_left(settings_by_host):
 
 
 def role_variables():
-    """{variable: entry points} over every role's argument specs."""
+    """{variable: entry points} over every role's argument specs: the operator's variables, not what an entry point
+    reads of another role's output (a name with a leading underscore, which the collection sets)."""
     found = {}
     for spec_file in sorted(ROLES.glob("*/meta/argument_specs.yml")):
         specs = load_yaml(spec_file)["argument_specs"]
         for entry, spec in specs.items():
             for name in spec.get("options") or {}:
-                found.setdefault(name, []).append("%s:%s" % (spec_file.parents[1].name, entry))
+                if not name.startswith("_"):
+                    found.setdefault(name, []).append("%s:%s" % (spec_file.parents[1].name, entry))
     return found
 
 

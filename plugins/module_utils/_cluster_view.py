@@ -12,13 +12,18 @@ cost 2-15 ms of the controller's CPU per reference, per task and host (on the st
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable
+
 from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
 from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
 from ansible_collections.llmops.inference.plugins.module_utils import _members as members
 from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec, Plan
 
 
-def host_share(specs, host, machine_of, created=(), firewall_rules=None):
+def host_share(specs: list[LaunchSpec], host: str, machine_of: dict[str, str], created: Iterable[str] = (),
+               firewall_rules: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
     """One host's share: its specs in the cluster's order, the names of the specs other inventory hosts plan on its
     machine (two instances on one server: the look does not count them as extra containers), what preflight's gather
     looks at (paths, NPUs, images) and its firewall rules (None when the firewall is off)."""
@@ -36,7 +41,8 @@ def host_share(specs, host, machine_of, created=(), firewall_rules=None):
     }
 
 
-def view(specs, hosts, plan, created=(), firewall_rules=None, firewall_dir=None):
+def view(specs: list[LaunchSpec], hosts: list[str], plan: Plan, created: Iterable[str] = (), firewall_rules: dict[str, t.Any] | None = None,
+         firewall_dir: str | None = None) -> dict[str, t.Any]:
     """{cluster, specs, waves, machines, created_dirs, firewall_table, firewall_file, firewall_rules (by host), front_door, etcd,
     hosts: {host: share}} of a composed plan; every inventory host of the cluster has a share (empty when the plan gives
     it nothing)."""

@@ -19,10 +19,12 @@ so no secret reaches a process list.
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import HASH_LABEL, UP_STATES
 
 
-def action(spec_labels, current, restart):
+def action(spec_labels: dict[str, str], current: dict[str, t.Any] | None, restart: bool) -> str:
     """What a container needs: create, recreate, start, restart or none. ``current``: parse_ps's entry or None."""
     if current is None:
         return "create"
@@ -33,7 +35,7 @@ def action(spec_labels, current, restart):
     return "restart" if restart else "none"
 
 
-def run_argv(docker, spec, labels):
+def run_argv(docker: str, spec: dict[str, t.Any], labels: dict[str, str]) -> list[str]:
     """``docker run`` of a launch spec: detached, with an init process, its labels; env names only (values from the
     client's environment)."""
     argv = [docker, "run", "--detach", "--init", "--name", spec["name"], "--network", spec.get("network_mode") or "host"]
@@ -60,7 +62,7 @@ def run_argv(docker, spec, labels):
     return argv + command[1:]
 
 
-def calls(docker, spec, labels, what, stop_timeout):
+def calls(docker: str, spec: dict[str, t.Any], labels: dict[str, str], what: str, stop_timeout: int) -> list[list[str]]:
     """The docker CLI calls of an action, in order."""
     name = spec["name"]
     if what == "create":

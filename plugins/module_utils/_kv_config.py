@@ -10,6 +10,9 @@ read side by side with the guide; the JSON is compact because it travels as one 
 from __future__ import annotations
 
 import json
+import typing as t
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster, Group
 
 UCM_CONNECTOR = {
     "kv_connector": "UCMConnector",
@@ -19,19 +22,20 @@ UCM_CONNECTOR = {
 EXPECTED_KV_ROLE = {"prefill": "kv_producer", "decode": "kv_consumer", "colocated": "kv_both"}
 
 
-def compact_json(value):
+def compact_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _mooncake_child(cluster, group, kv_role):
-    child = {"kv_connector": "MooncakeConnectorV2", "kv_role": kv_role, "kv_port": str(group.kv_port)}
+def _mooncake_child(cluster: Cluster, group: Group, kv_role: str) -> dict[str, t.Any]:
+    child: dict[str, t.Any] = {"kv_connector": "MooncakeConnectorV2", "kv_role": kv_role, "kv_port": str(group.kv_port)}
     if cluster.mooncake_extra_config:
         child["kv_connector_extra_config"] = cluster.mooncake_extra_config
     return child
 
 
-def _store_child(cluster, group, kv_role, dp_rank):
-    extra = {"backend": cluster.pool.backend}
+def _store_child(cluster: Cluster, group: Group, kv_role: str, dp_rank: int) -> dict[str, t.Any]:
+    assert cluster.pool is not None and group.lookup_rpc_port_base is not None  # the pool rules require both
+    extra: dict[str, t.Any] = {"backend": cluster.pool.backend}
     if cluster.pool.backend == "memcache":
         extra["memcache_dp_init_barrier"] = group.memcache_dp_init_barrier
     extra["use_layerwise"] = cluster.pool.use_layerwise
@@ -42,10 +46,10 @@ def _store_child(cluster, group, kv_role, dp_rank):
     return {"kv_connector": "AscendStoreConnector", "kv_role": kv_role, "kv_connector_extra_config": extra}
 
 
-def _nixl(cluster, group, engine_id):
+def _nixl(cluster: Cluster, group: Group, engine_id: str | None) -> dict[str, t.Any]:
     """vLLM's NixlConnector: both sides kv_both (vLLM's disaggregated examples); on CPU the KV is
     staged in host memory (kv_buffer_device cpu)."""
-    config = {"kv_connector": "NixlConnector", "kv_role": group.kv_role or "kv_both"}
+    config: dict[str, t.Any] = {"kv_connector": "NixlConnector", "kv_role": group.kv_role or "kv_both"}
     if engine_id is not None:
         config["engine_id"] = engine_id
     if cluster.hardware == "cpu":
@@ -55,13 +59,13 @@ def _nixl(cluster, group, engine_id):
     return config
 
 
-def kv_transfer_config(cluster, group, dp_rank, engine_id):
+def kv_transfer_config(cluster: Cluster, group: Group, dp_rank: int, engine_id: str | None) -> dict[str, t.Any] | None:
     """Return the config dict for the process whose first DP rank is ``dp_rank``, or None."""
     kv_role = group.kv_role or EXPECTED_KV_ROLE[group.role]
     if cluster.connector == "nixl":
         return _nixl(cluster, group, engine_id)
     if cluster.connector == "ucm":
-        config = dict(UCM_CONNECTOR)
+        config: dict[str, t.Any] = dict(UCM_CONNECTOR)
         config["kv_connector_extra_config"] = {"UCM_CONFIG_FILE": cluster.ucm_config_file}
         return config
     if cluster.connector != "mooncake":

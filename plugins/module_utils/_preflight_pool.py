@@ -6,16 +6,19 @@ failover keeps with the installed Mooncake (a warning: without an oplog the pool
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import row
 
 
-def pool_ha_checks(facts_by_host, specs):
+def pool_ha_checks(facts_by_host: dict[str, t.Any], specs: list[LaunchSpec]) -> tuple[list[dict[str, str]], list[str]]:
     """(problem rows, warnings) of the cluster's HA masters; nothing without them.
 
     An etcd the operator runs must answer every host now, with a quorum. Members the collection deploys are not up
     before the first deploy, and the deploy restarts dead ones: they are only reported (a warning) once one runs."""
-    masters = [spec_meta.ha(spec) for spec in specs if (spec_meta.ha(spec) or {}).get("service") == "mooncake_master"]
+    masters = [found for spec in specs if (found := spec_meta.ha(spec)) and found.get("service") == "mooncake_master"]
     if not masters:
         return [], []
     ha = masters[0]

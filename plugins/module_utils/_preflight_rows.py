@@ -6,29 +6,32 @@ rows as one table."""
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable, Mapping
+
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 COLUMNS = ("HOST", "CHECK", "FOUND", "NEEDED", "FIX")
 
 
-def row(host, check, found, needed, fix):
+def row(host: str, check: str, found: str, needed: str, fix: str) -> dict[str, str]:
     return {"host": host, "check": check, "found": found, "needed": needed, "fix": fix}
 
 
-def table(rows, limit=100):
+def table(rows: Iterable[dict[str, str]], limit: int = 100) -> list[str]:
     """The rows as aligned text; a cell longer than ``limit`` is cut (the JSON rows keep it whole)."""
     return aligned(COLUMNS, [(r["host"], r["check"], r["found"], r["needed"], r["fix"]) for r in rows], limit=limit)
 
 
-def numbers(numbers):
+def numbers(numbers: Iterable[object]) -> str:
     return ",".join(str(n) for n in numbers)
 
 
-def span(entry):
+def span(entry: Mapping[str, t.Any]) -> str:
     return str(entry["low"]) if entry["low"] == entry["high"] else "%d-%d" % (entry["low"], entry["high"])
 
 
-def size(value):
+def size(value: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
             return "%.0f %s" % (value, unit)

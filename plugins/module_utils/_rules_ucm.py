@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import unknown_keys
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster, unknown_keys
 
 UCM_STORES = ("UcmPipelineStore", "UcmNfsStore")
 
@@ -32,7 +32,7 @@ UCM_STORE_KEYS = ("store_pipeline", "storage_backends", "io_direct", "posix_io_e
                   "posix_capacity_gb", "posix_gc_trigger_threshold_ratio", "use_gdr")
 
 
-def ucm_problems(cluster):
+def ucm_problems(cluster: Cluster) -> list[Problem]:
     if cluster.connector != "ucm":
         return []
     c = cluster.name
@@ -70,7 +70,7 @@ def ucm_problems(cluster):
     return problems
 
 
-def ucm_config_unknown(cluster):
+def ucm_config_unknown(cluster: Cluster) -> list[Problem]:
     """Misspelt keys of the UCM YAML (ucm_cache_config): UCM ignores what it does not read."""
     if cluster.connector != "ucm" or not isinstance(cluster.ucm_config, dict):
         return []

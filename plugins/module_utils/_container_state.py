@@ -10,9 +10,12 @@ in one look per host which containers to start, and leave every other one alone.
 from __future__ import annotations
 
 import json
+import typing as t
+from collections.abc import Iterable
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import identity
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 CLUSTER_LABEL = "llmops.cluster"
 HASH_LABEL = "llmops.spec-hash"
@@ -20,12 +23,12 @@ HASH_LABEL = "llmops.spec-hash"
 UP_STATES = ("running", "restarting")
 
 
-def ps_command(docker, cluster, fmt):
+def ps_command(docker: str, cluster: str, fmt: str) -> list[str]:
     """`docker ps` of every container (running or not) labelled with the cluster, one line per container in fmt."""
     return [docker, "ps", "-a", "--no-trunc", "--filter", "label=%s=%s" % (CLUSTER_LABEL, cluster), "--format", fmt]
 
 
-def cluster_containers(module, docker, cluster):
+def cluster_containers(module: t.Any, docker: str, cluster: str) -> dict[str, dict[str, t.Any]]:
     """parse_ps of the host's containers of the cluster, in one docker call; fails the module when docker ps does."""
     rc, out, err = commands.run(module, ps_command(docker, cluster, "{{json .}}"))
     if rc != 0:
@@ -33,15 +36,15 @@ def cluster_containers(module, docker, cluster):
     return parse_ps(out)
 
 
-def parse_ps(text):
+def parse_ps(text: str) -> dict[str, dict[str, t.Any]]:
     """{name: {"id", "state", "labels", "status"}} from `docker ps --format '{{json .}}'` lines."""
-    found = {}
+    found: dict[str, dict[str, t.Any]] = {}
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
         entry = json.loads(line)
-        labels = {}
+        labels: dict[str, str] = {}
         for item in (entry.get("Labels") or "").split(","):
             key, _sep, value = item.partition("=")
             if key:
@@ -52,7 +55,8 @@ def parse_ps(text):
     return found
 
 
-def compare(specs, hashes, running, changed_files=(), neighbours=()):
+def compare(specs: list[LaunchSpec], hashes: dict[str, str], running: dict[str, dict[str, t.Any]], changed_files: Iterable[str] = (),
+            neighbours: Iterable[str] = ()) -> dict[str, t.Any]:
     """Each spec's status against the host's containers.
 
     ``hashes`` maps spec name to its spec hash. Returns {"status": {name: status}, "start": names to
@@ -62,8 +66,9 @@ def compare(specs, hashes, running, changed_files=(), neighbours=()):
     ``ok`` (up, same spec), ``changed`` (another spec, or a mounted config file rewritten),
     ``stopped`` (same spec, not up), ``missing``.
     """
-    status, restart = {}, []
-    changed_files = set(changed_files)
+    status: dict[str, str] = {}
+    restart: list[str] = []
+    rewritten = set(changed_files)
     for spec in specs:
         name = spec["name"]
         current = running.get(name)
@@ -73,7 +78,7 @@ def compare(specs, hashes, running, changed_files=(), neighbours=()):
         same_spec = current["labels"].get(HASH_LABEL) == hashes[name]
         if not same_spec:
             status[name] = "changed"
-        elif changed_files & set(identity(spec).get("files") or {}):  # a live file (front door members) restarts nothing
+        elif rewritten & set(identity(spec).get("files") or {}):  # a live file (front door members) restarts nothing
             status[name] = "changed"
             restart.append(name)
         elif current["state"] not in UP_STATES:
@@ -89,9 +94,9 @@ def compare(specs, hashes, running, changed_files=(), neighbours=()):
     }
 
 
-def parse_inspect(text):
+def parse_inspect(text: str) -> dict[str, dict[str, t.Any]]:
     """{name: {"started_at", "restart_count", "image"}} from `docker inspect -f INSPECT_FORMAT` lines."""
-    found = {}
+    found: dict[str, dict[str, t.Any]] = {}
     for line in text.splitlines():
         parts = line.strip().split("\t")
         if len(parts) == 4:

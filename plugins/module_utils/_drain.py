@@ -12,7 +12,9 @@ API engines of a wave speak for its headless ranks too.
 from __future__ import annotations
 
 import http.client
+from collections.abc import Callable
 
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import is_engine, metrics_url
 from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
 
@@ -22,14 +24,14 @@ IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 NO_ANSWER = -1
 
 
-def drain_targets(specs, wave):
+def drain_targets(specs: list[LaunchSpec], wave: int) -> dict[str, str]:
     """{host/container: metrics URL} of the API engines of a wave, on every host (one already stopped
     does not answer, and holds nothing to wait for)."""
-    return {"%s/%s" % (spec["host"], spec["name"]): metrics_url(spec) for spec in specs
-            if spec["wave"] == wave and is_engine(spec) and metrics_url(spec)}
+    return {"%s/%s" % (spec["host"], spec["name"]): url for spec in specs
+            if spec["wave"] == wave and is_engine(spec) and (url := metrics_url(spec))}
 
 
-def in_flight(metrics_text):
+def in_flight(metrics_text: str | None) -> int | None:
     """Requests an engine holds (running + waiting, over all its DP ranks); None when it shows neither gauge."""
     totals = parse_metrics(metrics_text)
     if not any(name in totals for name in IN_FLIGHT):
@@ -37,7 +39,7 @@ def in_flight(metrics_text):
     return int(sum(totals.get(name, 0.0) for name in IN_FLIGHT))
 
 
-def reading(get, url, timeout):
+def reading(get: Callable[..., tuple[int, bytes]], url: str, timeout: float) -> int | None:
     """Requests an engine holds: a count; None when it is not there (refused, unreachable) or shows no
     gauge, so holds nothing to wait for; NO_ANSWER when its /metrics did not answer within timeout."""
     try:
@@ -49,18 +51,18 @@ def reading(get, url, timeout):
     return in_flight(body.decode(errors="replace")) if status == 200 else None
 
 
-def busy(readings):
+def busy(readings: dict[str, int | None]) -> dict[str, int]:
     """{engine: requests} of the engines still holding requests, or that did not answer (NO_ANSWER)."""
-    return {name: count for name, count in readings.items() if count}
+    return {name: count for name, count in readings.items() if count is not None and count != 0}
 
 
-def held(readings):
+def held(readings: dict[str, int | None]) -> str:
     """"host/engine count" for each busy engine, "host/engine (no answer)" for one that did not answer."""
     return ", ".join("%s %s" % (name, "(no answer)" if count == NO_ANSWER else count)
                      for name, count in sorted(busy(readings).items()))
 
 
-def summary(first, left, waited, timeout):
+def summary(first: dict[str, int | None], left: dict[str, int | None], waited: float, timeout: float) -> str:
     """One line for the operator: what was in flight, and whether it finished before the stop."""
     if not busy(first):
         return "no request in flight"

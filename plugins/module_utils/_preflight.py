@@ -8,6 +8,9 @@ the fabric across hosts (_preflight_fabric), as problem rows and a table (_prefl
 
 from __future__ import annotations
 
+import typing as t
+
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec, Plan
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_fabric import fabric_applies, ping_rows, tls_rows
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_host import check_host
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_inputs import pull_outcomes
@@ -15,11 +18,11 @@ from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool i
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import row, table
 
 
-def facts_of(looks_by_host, gathered_by_host):
+def facts_of(looks_by_host: dict[str, t.Any], gathered_by_host: dict[str, t.Any]) -> dict[str, dict[str, t.Any]]:
     """Each host's facts as node_facts returns them ({"facts": ...}), or what failed: those deploy's look gathered in its
     one call to the host (a host with a container to start), else the result of preflight's own gather, else no
     answer."""
-    found = {}
+    found: dict[str, dict[str, t.Any]] = {}
     for host in set(looks_by_host) | set(gathered_by_host):
         look, gathered = looks_by_host.get(host) or {}, gathered_by_host.get(host) or {}
         if isinstance(look.get("preflight"), dict):
@@ -31,12 +34,14 @@ def facts_of(looks_by_host, gathered_by_host):
     return found
 
 
-def preflight(facts_by_host, specs, plan, nodes, pulls_by_host=None, options=None, pings_by_host=None):
+def preflight(facts_by_host: dict[str, t.Any], specs: list[LaunchSpec], plan: Plan, nodes: list[dict[str, t.Any]],
+              pulls_by_host: dict[str, t.Any] | None = None, options: dict[str, t.Any] | None = None,
+              pings_by_host: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
     """{"rows": problem rows of every host, "table": printable, "summary": lines, "matrix": ping lines, "warnings": what
     the operator should know but need not fix (what a failover of HA masters keeps)}."""
     rows, lines = [], []
     options = dict(options or {}, fabric=fabric_applies(plan, specs))
-    by_host = {}
+    by_host: dict[str, list[LaunchSpec]] = {}
     for spec in specs:
         by_host.setdefault(spec["host"], []).append(spec)
     node_by_host = {node["host"]: node for node in nodes}

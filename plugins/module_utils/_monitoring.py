@@ -14,8 +14,11 @@ member out of rotation, a role with no serving member).
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 # How long a condition must hold before its alert fires.
 DOWN_FOR = "1m"
@@ -28,7 +31,7 @@ TARGET_LABELS = "llmops_cluster, llmops_host, llmops_container, llmops_role, llm
 ENGINE_SERIES = ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
 
 
-def scrape_targets(specs, cluster):
+def scrape_targets(specs: list[LaunchSpec], cluster: str) -> list[dict[str, t.Any]]:
     """Prometheus file_sd target groups, one per /metrics endpoint, labelled with the cluster, inventory
     host, container and role (prefill, decode, colocated, service), and an engine's instance (its DP group by
     name: the role for the role's first instance, else <role>-<instance>). Through the metrics relay when the cluster
@@ -40,20 +43,20 @@ def scrape_targets(specs, cluster):
             target, how = metrics_relay.scrape_target(spec, relay)
             labels = {"llmops_cluster": cluster, "llmops_host": spec["host"], "llmops_container": spec["name"],
                       "llmops_role": spec_meta.role(spec)}
-            if spec_meta.instance(spec):
-                labels["llmops_instance"] = spec_meta.instance(spec)
-            if spec_meta.ha(spec):  # a service in HA: the pool's masters and etcd members, which the HA rules read
-                labels["llmops_ha"] = spec_meta.ha(spec)["service"]
+            if instance := spec_meta.instance(spec):
+                labels["llmops_instance"] = instance
+            if ha := spec_meta.ha(spec):  # a service in HA: the pool's masters and etcd members, which the HA rules read
+                labels["llmops_ha"] = ha["service"]
             groups.append({"targets": [target], "labels": dict(labels, **how)})
     return groups
 
 
-def alert(name, expr, duration, severity, summary, description):
+def alert(name: str, expr: str, duration: str, severity: str, summary: str, description: str) -> dict[str, t.Any]:
     return {"alert": name, "expr": expr, "for": duration, "labels": {"severity": severity},
             "annotations": {"summary": summary, "description": description}}
 
 
-def alert_rules(specs, cluster):
+def alert_rules(specs: list[LaunchSpec], cluster: str) -> dict[str, t.Any]:
     """A Prometheus rule file ({"groups": [...]}) for the cluster; the PD balance alerts only when it has
     both prefill and decode engines."""
     selector = 'llmops_cluster="%s"' % cluster
@@ -91,7 +94,7 @@ def alert_rules(specs, cluster):
     return {"groups": [{"name": "llmops-%s" % cluster, "rules": rules}]}
 
 
-def front_door_rules(selector, cluster, verbs):
+def front_door_rules(selector: str, cluster: str, verbs: str) -> list[dict[str, t.Any]]:
     """The front door's view of its members (roles/pd_proxy/files/front_door_health.py): a member out of rotation
     (ejected, or on probation while its pair probes fail), and a role with none serving (clients get 503)."""
     return [
@@ -108,7 +111,7 @@ def front_door_rules(selector, cluster, verbs):
     ]
 
 
-def ha_rules(selector, cluster, verbs):
+def ha_rules(selector: str, cluster: str, verbs: str) -> list[dict[str, t.Any]]:
     """Mooncake masters in HA: their ha_standby_state gauge (0 STOPPED: the leader's, whose standby service stopped
     when it was promoted; 3 WATCHING: a standby following it; Mooncake's master_metric_manager)."""
     masters = '%s,llmops_ha="mooncake_master"' % selector

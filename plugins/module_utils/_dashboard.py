@@ -15,7 +15,10 @@ source chosen at import (${DS_PROMETHEUS}).
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 BY = "llmops_role, llmops_instance"
 WINDOW = "5m"
@@ -26,18 +29,18 @@ PANEL_SERIES = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:
                 "vllm:external_prefix_cache_hits_total", "vllm:external_prefix_cache_queries_total")
 
 
-def _quantiles(histogram, selector, unit_label):
+def _quantiles(histogram: str, selector: str, unit_label: str) -> list[tuple[str, str]]:
     return [("%s p%d" % (unit_label, int(q * 100)),
              "histogram_quantile(%s, sum by (le, %s) (rate(%s_bucket{%s}[%s])))" % (q, BY, histogram, selector, WINDOW))
             for q in (0.5, 0.99)]
 
 
-def _ratio(hits, queries, selector):
+def _ratio(hits: str, queries: str, selector: str) -> str:
     return ("sum by (%s) (rate(%s{%s}[%s])) / sum by (%s) (rate(%s{%s}[%s]))"
             % (BY, hits, selector, WINDOW, BY, queries, selector, WINDOW))
 
 
-def panels(specs, cluster):
+def panels(specs: list[LaunchSpec], cluster: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """[(title, unit, [(legend suffix, expr)])] of the cluster's dashboard; the pool panels only with a pool."""
     engines = 'llmops_cluster="%s",llmops_role!="service"' % cluster
     found = [
@@ -72,7 +75,7 @@ def panels(specs, cluster):
     return found
 
 
-def legend_format(title, legend):
+def legend_format(title: str, legend: str) -> str:
     """A series' legend: a legend naming its labels as is (the front door's), a service's by its host and container,
     an engine's by its role and instance."""
     if "{{" in legend:
@@ -82,7 +85,7 @@ def legend_format(title, legend):
     return "{{llmops_role}} {{llmops_instance}} %s" % legend
 
 
-def dashboard(specs, cluster):
+def dashboard(specs: list[LaunchSpec], cluster: str) -> dict[str, t.Any]:
     """The Grafana dashboard JSON (a dict) of the cluster."""
     items = []
     for index, (title, unit, targets) in enumerate(panels(specs, cluster)):
@@ -101,6 +104,6 @@ def dashboard(specs, cluster):
     }
 
 
-def expressions(board):
+def expressions(board: dict[str, t.Any]) -> list[tuple[str, str]]:
     """Every PromQL expression of a dashboard, with its panel's title."""
     return [(panel["title"], target["expr"]) for panel in board["panels"] for target in panel["targets"]]

@@ -174,6 +174,17 @@ class SpecMeta(t.TypedDict, total=False):
     live: Live
 
 
+class SecretEnv(t.TypedDict, total=False):
+    """A spec's secrets, by name only (_secret_files): the files the deploy writes and mounts, and digests of their
+    values (a changed value changes the spec's hash; no value is in the spec)."""
+
+    names: list[str]
+    role: str
+    digest: str
+    files: dict[str, str]
+    digests: dict[str, str]
+
+
 class LaunchSpec(t.TypedDict, total=False):
     """One container: what deploy starts (docker run's settings, its files, its wave and readiness probe) and the
     plan's meta. Plan mode writes one per file."""
@@ -183,7 +194,7 @@ class LaunchSpec(t.TypedDict, total=False):
     image: str
     command: list[str]
     env: dict[str, str]
-    secret_env: dict[str, str] | None
+    secret_env: SecretEnv | None
     devices: list[str]
     gpus: list[int] | None
     volumes: list[str]

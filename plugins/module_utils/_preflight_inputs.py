@@ -6,13 +6,17 @@ node_facts must look at, and what deploy creates itself (so it is not required b
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable
+
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 
-def host_mounts(specs):
+def host_mounts(specs: Iterable[LaunchSpec]) -> dict[str, str]:
     """{host path: container path} of the specs' bind mounts."""
-    mounts = {}
+    mounts: dict[str, str] = {}
     for spec in specs:
         for volume in spec.get("volumes") or []:
             parts = volume.split(":")
@@ -21,7 +25,7 @@ def host_mounts(specs):
     return mounts
 
 
-def model_dirs(specs):
+def model_dirs(specs: Iterable[LaunchSpec]) -> list[str]:
     """Host directories of the models the engines serve (vllm serve MODEL, through the mounts)."""
     found = set()
     for spec in specs:
@@ -36,26 +40,26 @@ def model_dirs(specs):
     return sorted(found)
 
 
-def gather_inputs(specs, created=()):
+def gather_inputs(specs: list[LaunchSpec], created: Iterable[str] = ()) -> dict[str, t.Any]:
     """What node_facts needs for a host: the paths to look at (with the UCM storage, for its free space), the NPUs
     whose fabric to read."""
     return {"paths": sorted(set(wanted_paths(specs, created)) | set(ucm_storage(specs))), "npus": visible_devices(specs),
             "etcd": etcd_endpoints(specs)}
 
 
-def etcd_endpoints(specs):
+def etcd_endpoints(specs: Iterable[LaunchSpec]) -> list[str]:
     """host:port of the etcd the cluster's HA masters elect their leader in (every host must reach it)."""
     return sorted({endpoint for spec in specs for endpoint in (spec_meta.ha(spec) or {}).get("etcd") or []})
 
 
-def wanted_paths(specs, created=()):
+def wanted_paths(specs: list[LaunchSpec], created: Iterable[str] = ()) -> list[str]:
     """Host paths node_facts must look at for a host: devices, mount sources, model directories."""
     paths = {d for spec in specs for d in spec.get("devices") or []}
     paths |= set(host_mounts(specs)) | set(model_dirs(specs))
     return sorted(p for p in paths if not created_by_deploy(p, specs, created))
 
 
-def created_by_deploy(path, specs, created):
+def created_by_deploy(path: str, specs: list[LaunchSpec], created: Iterable[str]) -> bool:
     """Deploy writes the rendered config files and the secret files and creates the UCM directories itself."""
     files = {f for spec in specs for f in spec.get("files") or {}}
     files |= {f for spec in specs for f in ((spec.get("secret_env") or {}).get("files") or {}).values()}
@@ -63,18 +67,18 @@ def created_by_deploy(path, specs, created):
                for c in list(files) + list(created))
 
 
-def ucm_storage(specs):
+def ucm_storage(specs: Iterable[LaunchSpec]) -> dict[str, int]:
     """{storage backend host path: posix_capacity_gb} of the UCM storage the specs write to (the plan's meta)."""
-    found = {}
+    found: dict[str, int] = {}
     for spec in specs:
         found.update(spec_meta.ucm_storage(spec))
     return found
 
 
-def pull_outcomes(registered):
+def pull_outcomes(registered: dict[str, t.Any] | None) -> dict[str, str]:
     """{image: "pulled" or why not} from the registered result of the pull loop (failed_when false keeps
     ``failed`` false: a pulled image is the one whose result describes it)."""
-    outcomes = {}
+    outcomes: dict[str, str] = {}
     for result in (registered or {}).get("results") or []:
         if result.get("skipped"):
             continue

@@ -21,7 +21,7 @@ def big_cluster(nodes, devices):
         "name": "bench", "hardware": "a3", "devices_per_node": devices, "connector": "mooncake",
         "network_env": ["HCCL_IF_IP", "GLOO_SOCKET_IFNAME", "VLLM_HOST_IP"],
         "pool": {"backend": "mooncake",
-                 "sizes": {"mooncake_master_segment_size.prefill": "8GB", "mooncake_master_segment_size.decode": "0"}},
+                 "segment_sizes": {"prefill": "8GB", "decode": "0"}},
         "groups": {}, "nodes": [],
     }
     roles = (("prefill", half, 8, 40000, 9000, 37000), ("decode", nodes - half, 2, 42000, 9900, 38000))

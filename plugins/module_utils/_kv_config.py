@@ -34,7 +34,8 @@ def _mooncake_child(cluster: Cluster, group: Group, kv_role: str) -> dict[str, t
 
 
 def _store_child(cluster: Cluster, group: Group, kv_role: str, dp_rank: int) -> dict[str, t.Any]:
-    assert cluster.pool is not None and group.lookup_rpc_port_base is not None  # the pool rules require both
+    if cluster.pool is None or group.lookup_rpc_port_base is None:  # the pool rules refused the plan before this
+        raise ValueError("group %s: a pool connector needs the cluster's pool and lookup_rpc_port_base" % group.name)
     extra: dict[str, t.Any] = {"backend": cluster.pool.backend}
     if cluster.pool.backend == "memcache":
         extra["memcache_dp_init_barrier"] = group.memcache_dp_init_barrier

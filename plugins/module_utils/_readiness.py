@@ -31,6 +31,7 @@ class LogFollower:
     def __init__(self, argv):
         self.lines = []
         self.lock = threading.Lock()
+        # pylint: disable-next=ansible-bad-function  # a log followed line by line while it grows: run_command waits for the end
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,  # noqa: SIM115
                                         stderr=subprocess.STDOUT)
         self.reader = threading.Thread(target=self._read, daemon=True)

@@ -157,6 +157,7 @@ def act(docker, container, what, stop_timeout):
     env = dict(os.environ, **{name: str(value) for name, value in (container.get("env") or {}).items()})
     for argv in docker_run.calls(docker, container, container.get("labels") or {}, what, stop_timeout):
         try:
+            # pylint: disable-next=ansible-bad-function  # threads side by side, each with its own timeout and environment
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=CALL_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             return "%s: docker %s did not end within %d s" % (container["name"], argv[1], CALL_TIMEOUT)

@@ -13,8 +13,10 @@ import json
 import subprocess
 
 from conftest import ROOT
+from harness import make_certificate  # importing it puts tests/harness on the path
+
+# isort: split
 from front_door_files import copy_launcher  # tests/harness
-from harness import make_certificate
 
 UPSTREAM = ROOT / ".build" / "harness" / "engine-context" / "load_balance_proxy_server_example.py"
 

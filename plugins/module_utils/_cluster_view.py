@@ -50,15 +50,16 @@ def view(specs: list[LaunchSpec], hosts: list[str], plan: Plan, created: Iterabl
     machine_of = {host: machines.get(host) or host for host in hosts}
     for spec in specs:
         machine_of.setdefault(spec["host"], machines.get(spec["host"]) or spec["host"])
+    table = firewall.table_name(plan["cluster"])
     return {
         "cluster": plan["cluster"],
         "specs": list(specs),
         "waves": launch.wave_numbers(plan),
         "machines": machines,
         "created_dirs": list(created),
-        "firewall_table": firewall.table_name(plan["cluster"]),
+        "firewall_table": table,
         # the rules file preflight looks for and the host firewall writes (or removes, the firewall being off)
-        "firewall_file": firewall.rules_file(firewall.table_name(plan["cluster"]), firewall_dir),
+        "firewall_file": firewall.rules_file(table, firewall_dir),
         "firewall_rules": dict(firewall_rules or {}),
         "front_door": members.door_of(specs),
         # every host of the cluster reaches the etcd of HA masters (their specs name it)

@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import typing as t
+from collections.abc import Iterable, Mapping
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 # Host tools whose output an NPU cluster's support case needs; skipped where the tool is absent.
 NPU_SNAPSHOTS = (("npu-smi-info.txt", ["npu-smi", "info"]),)
 HCCN_SNAPSHOTS = (("link", ["-link", "-g"]), ("ip", ["-ip", "-g"]), ("net_health", ["-net_health", "-g"]), ("tls", ["-tls", "-g"]))
 
 
-def mask_env(entries):
+def mask_env(entries: Iterable[str] | None) -> list[str]:
     """["NAME=value"] with the values of secret-looking names replaced."""
     masked = []
     for entry in entries or []:
@@ -26,7 +29,7 @@ def mask_env(entries):
     return masked
 
 
-def mask_inspect(text):
+def mask_inspect(text: str) -> str:
     """`docker inspect` JSON with the secret-looking env values masked (Config.Env)."""
     try:
         containers = json.loads(text)
@@ -39,7 +42,7 @@ def mask_inspect(text):
     return json.dumps(containers, indent=2, sort_keys=True) + "\n"
 
 
-def secret_strings(sources):
+def secret_strings(sources: Mapping[str, t.Any]) -> list[str]:
     """Every secret value of a cluster: all of vllm_engine_secret_env, the values of secret-looking
     names in vllm_engine_env / vllm_engine_role_env, the engines' retiring keys and the front door's keys (``sources``
     as the playbooks pass them)."""
@@ -51,20 +54,20 @@ def secret_strings(sources):
     return sorted(set(values))
 
 
-def redact(text, secrets):
+def redact(text: str, secrets: Iterable[str]) -> str:
     """The text with every secret value replaced (an engine may print its env or its command line)."""
     for value in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
         text = text.replace(value, SECRET_PLACEHOLDER)
     return text
 
 
-def merged_log(stdout, stderr):
+def merged_log(stdout: str, stderr: str) -> str:
     """Both streams of `docker logs --timestamps`, in time order (each line starts with its RFC 3339 time)."""
     lines = [line for line in stdout.splitlines() + stderr.splitlines() if line]
     return "\n".join(sorted(lines, key=lambda line: line.split(" ", 1)[0])) + ("\n" if lines else "")
 
 
-def safe_name(name):
+def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
@@ -93,9 +96,9 @@ def write_private(root: str, relative: str, text: str) -> None:
         out.write(text)
 
 
-def plan_entries(specs):
+def plan_entries(specs: Iterable[LaunchSpec]) -> dict[str, str]:
     """{bundle path: text}: each launch spec (secrets already masked) and each rendered config file."""
-    entries = {}
+    entries: dict[str, str] = {}
     for spec in specs:
         host = safe_part(spec["host"])
         entries["plan/%s/%s.json" % (host, safe_part(spec["name"]))] = json.dumps(spec, indent=2, sort_keys=True) + "\n"
@@ -104,7 +107,8 @@ def plan_entries(specs):
     return entries
 
 
-def manifest(cluster, created, hosts, entries, problems, specs=()):
+def manifest(cluster: str, created: str, hosts: list[str], entries: Mapping[str, str], problems: list[str],
+             specs: Iterable[LaunchSpec] = ()) -> str:
     """What the bundle holds and what could not be collected; which container is whose (role, instance, DP ranks), so
     that a support case on a cluster of many instances finds one instance's logs."""
     return json.dumps({

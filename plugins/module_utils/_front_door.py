@@ -14,6 +14,8 @@ source SOURCE, and the engines' key), which the launcher reads again when they c
 from __future__ import annotations
 
 import json
+import typing as t
+from collections.abc import Mapping
 
 from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
@@ -41,7 +43,7 @@ TLS_DIR = "/run/llmops-front-door-tls"  # inside the container: the certificate 
 MEMBER_FLAGS = ("--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports")
 
 
-def _keys(value, variable, cluster):
+def _keys(value: t.Any, variable: str, cluster: str) -> list[str]:
     """The keys of a list variable, refusing what would not work as one."""
     if value in (None, ""):
         return []
@@ -64,7 +66,7 @@ def _keys(value, variable, cluster):
     return keys
 
 
-def check(settings, sources, cluster):
+def check(settings: Mapping[str, t.Any], sources: Mapping[str, t.Any], cluster: str) -> tuple[list[str], list[str]]:
     """(client keys, admin keys) of the front door; ValueError naming the variable and the fix otherwise."""
     clients = _keys(settings.get("client_keys"), "pd_proxy_client_keys", cluster)
     admins = _keys(settings.get("admin_keys"), "pd_proxy_admin_keys", cluster)
@@ -96,7 +98,7 @@ def check(settings, sources, cluster):
     return clients, admins
 
 
-def engine_key(sources, cluster):
+def engine_key(sources: Mapping[str, t.Any], cluster: str) -> str | None:
     """The engines' API key, one for both roles (the proxy sends one), else None."""
     keys = {role: role_values(sources, role).get(API_KEY_ENV) for role in ("prefill", "decode")}
     if not any(keys.values()):
@@ -108,23 +110,25 @@ def engine_key(sources, cluster):
     return str(keys["prefill"])
 
 
-def instances(endpoints):
+def instances(endpoints: Mapping[str, list[dict[str, t.Any]]]) -> dict[str, list[str]]:
     """The instances /instances/add accepts: the plan's prefill API endpoints and decode ranks."""
     return {role: ["%s:%s" % (e["address"], e["port"]) for e in endpoints[role]] for role in ("prefill", "decode")}
 
 
-def command(launcher, endpoints, bind, port, extra_flags=None):
+def command(launcher: str, endpoints: Mapping[str, list[dict[str, t.Any]]], bind: str, port: int,
+            extra_flags: Mapping[str, t.Any] | None = None) -> list[str]:
     """The launcher, then the upstream proxy's own argv (004 5.3): every prefill API endpoint and decode rank."""
     prefill, decode = endpoints["prefill"], endpoints["decode"]
+    flags: list[str] = render_flags(extra_flags or {})
     return (["python", launcher, "--host", bind, "--port", str(port),
              "--prefiller-hosts"] + [e["address"] for e in prefill]
             + ["--prefiller-ports"] + [str(e["port"]) for e in prefill]
             + ["--decoder-hosts"] + [e["address"] for e in decode]
             + ["--decoder-ports"] + [str(e["port"]) for e in decode]
-            + render_flags(extra_flags or {}))
+            + flags)
 
 
-def failover_env(settings, cluster):
+def failover_env(settings: Mapping[str, t.Any], cluster: str) -> dict[str, str]:
     """The failover path's environment: off (the upstream's own request path) or its bounds, checked."""
     if not settings.get("failover", True):
         return {FAILOVER_ENV: "0"}
@@ -142,7 +146,7 @@ def failover_env(settings, cluster):
     return env
 
 
-def launcher_files(config_dir, texts):
+def launcher_files(config_dir: str, texts: str | Mapping[str, str]) -> dict[str, str]:
     """{path on the host: text} of the launcher and the modules beside it (``texts``: {file name: text}, or the
     launcher's text alone)."""
     if isinstance(texts, str):
@@ -150,7 +154,8 @@ def launcher_files(config_dir, texts):
     return {config_dir + "/" + name: text for name, text in sorted(texts.items())}
 
 
-def proxy_fields(settings, endpoints, sources, cluster):
+def proxy_fields(settings: Mapping[str, t.Any], endpoints: Mapping[str, list[dict[str, t.Any]]], sources: Mapping[str, t.Any],
+                 cluster: str) -> dict[str, t.Any]:
     """The proxy's launch spec fields that the front door decides: command, env, secret_env, volumes, files, ready
     and meta. ``settings``: script, bind, port, extra_flags, address (the proxy node's), config_dir, container_name,
     launcher (the launcher's files, {file name: text}), client_keys, admin_keys, open_front_door, tls_cert, tls_key,
@@ -166,7 +171,10 @@ def proxy_fields(settings, endpoints, sources, cluster):
     if tls:
         env.update({TLS_CERT_ENV: TLS_DIR + "/tls.crt", TLS_KEY_ENV: TLS_DIR + "/tls.key"})
         volumes += ["%s:%s/tls.crt:ro" % (settings["tls_cert"], TLS_DIR), "%s:%s/tls.key:ro" % (settings["tls_key"], TLS_DIR)]
-    names, aliases, from_sources, values = [], {}, {}, {}
+    names: list[str] = []
+    aliases: dict[str, str] = {}
+    from_sources: dict[str, list[str]] = {}
+    values: dict[str, str] = {}
     if key:
         names.append(PROXY_KEY_ENV)
         aliases[PROXY_KEY_ENV] = API_KEY_ENV
@@ -176,7 +184,8 @@ def proxy_fields(settings, endpoints, sources, cluster):
             names.append(name)
             from_sources[name] = [SOURCE, KEY_FIELDS[name]]
             values[name] = "\n".join(keys)
-    secret, live_secrets = None, []
+    secret: dict[str, t.Any] | None = None
+    live_secrets: list[str] = []
     if names:
         # the launcher reads each again when it changes: deploy rewrites the clients' and admins' without restarting
         # the proxy; a new engines' key restarts it, in its wave after every engine took the key

@@ -55,7 +55,7 @@ def preflight(facts_by_host: dict[str, t.Any], specs: list[LaunchSpec], plan: Pl
                                      pull_outcomes((pulls_by_host or {}).get(host)), options)
         rows += host_rows
         lines.append(line)
-    matrix = []
+    matrix: list[str] = []
     if options["fabric"]:
         rows += tls_rows(facts_by_host, specs)
         ping_problems, matrix = ping_rows(pings_by_host or {})

@@ -6,21 +6,25 @@ pings between the nodes whose KV or collectives cross the network."""
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Mapping, Sequence
+
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import HARDWARE
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import numbers, row
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_group
 
 
-def fabric_applies(plan, specs):
+def fabric_applies(plan: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> bool:
     """The NPU fabric matters when KV or collectives cross nodes: more than one node, or PD (Ascend only)."""
     if plan.get("hardware") in HARDWARE and not HARDWARE[plan["hardware"]]["ascend"]:
         return False
     return len({s["host"] for s in specs if visible_devices([s])}) > 1 or any(spec_meta.role(s) == "prefill" for s in specs)
 
 
-def fabric_rows(host, fabric, specs):
+def fabric_rows(host: str, fabric: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     planned = visible_devices(specs)
     if not planned:
         return []
@@ -42,9 +46,9 @@ def fabric_rows(host, fabric, specs):
     return rows
 
 
-def tls_rows(facts_by_host, specs):
+def tls_rows(facts_by_host: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     """The TLS switch must be the same on every planned NPU of every node (vLLM #10224): rows for the odd ones out."""
-    switches = {}
+    switches: dict[tuple[str, int], t.Any] = {}
     for host in sorted({s["host"] for s in specs}):
         fabric = (((facts_by_host.get(host) or {}).get("facts") or {}).get("fabric")) or {}
         for npu in visible_devices([s for s in specs if s["host"] == host]):
@@ -60,34 +64,36 @@ def tls_rows(facts_by_host, specs):
             for (host, npu), value in sorted(switches.items()) if value != common]
 
 
-def ping_targets(facts_by_host, specs):
+def ping_targets(facts_by_host: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> dict[str, list[dict[str, t.Any]]]:
     """{host: [{"npu", "address", "peer"}]}: the first planned NPU of each prefill node pings one NPU of each
     decode node, and the nodes of one DP group ping each other."""
-    first_npu, npu_ip = {}, {}
+    first_npu: dict[str, int] = {}
+    npu_ip: dict[str, str | None] = {}
     for host in {s["host"] for s in specs}:
         planned = visible_devices([s for s in specs if s["host"] == host])
         fabric = (((facts_by_host.get(host) or {}).get("facts") or {}).get("fabric")) or {}
         if planned:
             first_npu[host] = planned[0]
             npu_ip[host] = ((fabric.get("npus") or {}).get(str(planned[0])) or {}).get("ip")
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     prefill = sorted({s["host"] for s in specs if spec_meta.role(s) == "prefill"})
     decode = sorted({s["host"] for s in specs if spec_meta.role(s) == "decode"})
     pairs |= {(p, d) for p in prefill for d in decode if p != d}
-    groups = {}
+    groups: dict[str, set[str]] = {}
     for spec in specs:
         groups.setdefault(dp_group(spec), set()).add(spec["host"])
     pairs |= {(a, b) for hosts in groups.values() for a in hosts for b in hosts if a != b}
-    targets = {}
+    targets: dict[str, list[dict[str, t.Any]]] = {}
     for source, peer in sorted(pairs):
         if source in first_npu and npu_ip.get(peer):
             targets.setdefault(source, []).append({"npu": first_npu[source], "address": npu_ip[peer], "peer": peer})
     return targets
 
 
-def ping_rows(pings_by_host):
+def ping_rows(pings_by_host: Mapping[str, t.Any]) -> tuple[list[dict[str, str]], list[str]]:
     """A row per failed ping, and the matrix lines (source -> peer: ok / unreachable)."""
-    rows, matrix = [], []
+    rows: list[dict[str, str]] = []
+    matrix: list[str] = []
     for host, pings in sorted(pings_by_host.items()):
         for ping in pings or []:
             matrix.append("%s NPU %d -> %s (%s): %s" % (host, ping["npu"], ping["peer"], ping["address"], "ok" if ping["ok"] else "UNREACHABLE"))

@@ -6,9 +6,11 @@ Memcache): lookup ports, sizes, world size, tenant and PYTHONHASHSEED on every n
 
 from __future__ import annotations
 
+import typing as t
+
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import EXPECTED_KV_ROLE
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import SEGMENT_SIZE_VARIABLE, unknown_keys
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import SEGMENT_SIZE_VARIABLE, Cluster, Group, Pool, unknown_keys
 from ansible_collections.llmops.inference.plugins.module_utils._rules_topology import group_var
 from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
@@ -26,7 +28,7 @@ MEMCACHE_MAX_WORLD_SIZE = 1024
 MEMCACHE_MAX_DRAM = 1 << 40
 
 
-def connector_problems(cluster):
+def connector_problems(cluster: Cluster) -> list[Problem]:
     problems = []
     c = cluster.name
     for group in cluster.groups.values():
@@ -66,7 +68,7 @@ def connector_problems(cluster):
     return problems
 
 
-def _kv_port_problems(cluster, group):
+def _kv_port_problems(cluster: Cluster, group: Group) -> list[Problem]:
     c = cluster.name
     var = group_var(group, "kv_port")
     if group.kv_port is None:
@@ -83,7 +85,7 @@ def _kv_port_problems(cluster, group):
     return problems
 
 
-def pool_problems(cluster):
+def pool_problems(cluster: Cluster) -> list[Problem]:
     pool = cluster.pool
     if pool is None:
         return []
@@ -108,7 +110,7 @@ def pool_problems(cluster):
     problems += _same_everywhere(cluster, "pythonhashseed", "vllm_engine_pythonhashseed", "PYTHONHASHSEED")
     if pool.backend == "mooncake":
         problems += _same_everywhere(cluster, "tenant_id", "mooncake_master_tenant_id", "Mooncake tenant_id")
-    problems += _pool_size_problems(cluster)
+    problems += _pool_size_problems(c, pool)
     if pool.backend == "mooncake":
         found = unknown_keys(pool.segment_sizes, tuple(cluster.roles), SEGMENT_SIZE_VARIABLE)
         found += [("%s.%s" % (SEGMENT_SIZE_VARIABLE, role), "missing: every %s worker's mooncake.json needs its size" % role,
@@ -129,14 +131,14 @@ def pool_problems(cluster):
     return problems
 
 
-def _pool_size_problems(cluster):
+def _pool_size_problems(cluster_name: str, pool: Pool) -> list[Problem]:
     """Sizes parse, are aligned (1 GB for Mooncake segments and Memcache device protocols, 2 MB for
     host protocols: memcache-hybrid's mmc-local.conf), and Memcache's DRAM stays within its bounds."""
-    pool, c = cluster.pool, cluster.name
+    c = cluster_name
     problems = []
     host_protocol = pool.backend == "memcache" and (pool.protocol or "").startswith("host_")
     align, unit = (2 << 20, "2 MB") if host_protocol else (GIB, "1 GB")
-    sizes = {}
+    sizes: dict[str, int | None] = {}
     named = pool.named_sizes()
     for name, text in sorted(named.items()):
         size = size_bytes(text)
@@ -154,13 +156,13 @@ def _pool_size_problems(cluster):
                                 % (named["memcache_pool_dram_size"], named["memcache_pool_max_dram_size"]),
                                 "lower it, or raise memcache_pool_max_dram_size"))
     for name in ("memcache_pool_dram_size", "memcache_pool_max_dram_size"):
-        if sizes.get(name) is not None and sizes[name] > MEMCACHE_MAX_DRAM:
+        if (size := sizes.get(name)) is not None and size > MEMCACHE_MAX_DRAM:
             problems.append(Problem(c, name, "%s is above Memcache's maximum of 1TB" % named[name], "set at most 1TB"))
     return problems
 
 
-def _same_everywhere(cluster, field, variable, what):
-    values = {}
+def _same_everywhere(cluster: Cluster, field: str, variable: str, what: str) -> list[Problem]:
+    values: dict[t.Any, list[str]] = {}
     for node in cluster.nodes:
         values.setdefault(getattr(node, field), []).append(node.host)
     if None in values:

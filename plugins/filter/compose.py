@@ -87,9 +87,9 @@ def ucm_storage_meta(config):
     return spec_meta.ucm_storage_of_config(config)
 
 
-# What makes a cluster have each component role: the inventory's settings the composition passes (on the start
-# path: an absent component's include, argument check and task cost every run about 0.08 s, so the composition
-# includes only those this names).
+# What makes a cluster have each component role: the inventory's settings the composition passes. The composition
+# includes only those this names, only for speed: an absent component's include, argument check and task would be
+# rounds of every run (the start path).
 COMPONENT_TESTS = {
     "ucm_cache": lambda settings: settings["connector"] == "ucm",
     "mooncake_master": lambda settings: settings["kv_pool"] == "mooncake",

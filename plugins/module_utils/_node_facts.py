@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 import re
+import typing as t
+from collections.abc import Mapping
 
 TCP_LISTEN = "0A"
 CONTAINER_ID = re.compile(r"([0-9a-f]{64})")
 
 
-def listening_ports(proc="/proc"):
+def listening_ports(proc: str = "/proc") -> dict[int, str]:
     """{port: inode} of TCP sockets in LISTEN state (IPv4 and IPv6)."""
-    found = {}
+    found: dict[int, str] = {}
     for name in ("tcp", "tcp6"):
         try:
             with open(os.path.join(proc, "net", name), encoding="ascii") as handle:
@@ -32,9 +34,9 @@ def listening_ports(proc="/proc"):
     return found
 
 
-def port_ranges(proc="/proc"):
+def port_ranges(proc: str = "/proc") -> dict[str, t.Any]:
     """{"ephemeral": [low, high], "reserved": [[low, high], ...]} of the host's IPv4 sysctls."""
-    def read(name):
+    def read(name: str) -> str:
         try:
             with open(os.path.join(proc, "sys", "net", "ipv4", name), encoding="ascii") as handle:
                 return handle.read().strip()
@@ -48,9 +50,9 @@ def port_ranges(proc="/proc"):
     return {"ephemeral": ephemeral, "reserved": reserved}
 
 
-def processes(proc="/proc"):
+def processes(proc: str = "/proc") -> dict[int, dict[str, t.Any]]:
     """{pid: {"name", "container", "sockets": set of inodes, "devices": set of NPU numbers}} of every process."""
-    found = {}
+    found: dict[int, dict[str, t.Any]] = {}
     for pid in filter(str.isdigit, os.listdir(proc)):
         base = os.path.join(proc, pid)
         try:
@@ -61,7 +63,8 @@ def processes(proc="/proc"):
             fds = os.listdir(os.path.join(base, "fd"))
         except OSError:
             continue
-        sockets, devices = set(), set()
+        sockets: set[str] = set()
+        devices: set[int] = set()
         for fd in fds:
             try:
                 target = os.readlink(os.path.join(base, "fd", fd))
@@ -78,27 +81,28 @@ def processes(proc="/proc"):
     return found
 
 
-def port_holders(ports, procs, containers):
+def port_holders(ports: Mapping[int, str], procs: Mapping[int, Mapping[str, t.Any]],
+                 containers: Mapping[str, str]) -> list[dict[str, t.Any]]:
     """[{"port", "pid", "process", "container"}] for each listening port; container by name when it is one of ``containers``
     ({id: name})."""
-    by_inode = {}
+    by_inode: dict[str, tuple[int, Mapping[str, t.Any]]] = {}
     for pid, info in procs.items():
         for inode in info["sockets"]:
             by_inode.setdefault(inode, (pid, info))
     holders = []
     for port, inode in sorted(ports.items()):
-        pid, info = by_inode.get(inode, (None, {}))
-        holders.append({"port": port, "pid": pid, "process": info.get("name"), "container": containers.get(info.get("container"))})
+        holder, owner = by_inode.get(inode, (None, {}))
+        holders.append({"port": port, "pid": holder, "process": owner.get("name"), "container": containers.get(owner.get("container") or "")})
     return holders
 
 
-def device_holders(procs, containers):
+def device_holders(procs: Mapping[int, Mapping[str, t.Any]], containers: Mapping[str, str]) -> list[dict[str, t.Any]]:
     """[{"npu", "pid", "process", "container"}] of every process holding /dev/davinciN open."""
     return [{"npu": npu, "pid": pid, "process": info["name"], "container": containers.get(info["container"])}
             for pid, info in sorted(procs.items()) for npu in sorted(info["devices"])]
 
 
-def nic(name, sys_class_net="/sys/class/net"):
+def nic(name: str, sys_class_net: str = "/sys/class/net") -> dict[str, t.Any]:
     """{"exists", "state"} of a network interface."""
     path = os.path.join(sys_class_net, name)
     if not name or not os.path.exists(path):
@@ -111,9 +115,9 @@ def nic(name, sys_class_net="/sys/class/net"):
     return {"exists": True, "state": state}
 
 
-def meminfo(text):
+def meminfo(text: str) -> dict[str, int | None]:
     """{"total", "available"} in bytes from /proc/meminfo."""
-    values = {}
+    values: dict[str, int] = {}
     for line in text.splitlines():
         match = re.match(r"^(MemTotal|MemAvailable):\s+(\d+)\s*kB", line)
         if match:
@@ -121,7 +125,7 @@ def meminfo(text):
     return {"total": values.get("MemTotal"), "available": values.get("MemAvailable")}
 
 
-def version_value(text):
+def version_value(text: str | None) -> str | None:
     """The version in a driver/firmware/toolkit info file (Version=24.1.rc2, version=8.3.RC1, ...)."""
     match = re.search(r"(?im)^\s*(?:package_)?version\s*[=:]\s*(\S+)", text or "")
     return match.group(1) if match else None

@@ -6,26 +6,31 @@
 from __future__ import annotations
 
 import re
+import typing as t
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 # Where the Ascend driver puts npu-smi and hccn_tool when they are not on the PATH.
 TOOL_PATHS = ["/usr/local/sbin", "/usr/local/bin", "/usr/local/Ascend/driver/tools"]
 VERSION = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 
 
-def parse_npu_smi_info(text):
+def parse_npu_smi_info(text: str | None) -> dict[str, t.Any]:
     """{"version", "devices": {npu: {"name", "health"}}, "processes": [{"npu", "pid", "name", "memory_mb"}]}.
 
     Reads the table of `npu-smi info` (Atlas A2/A3 layout): the device rows (NPU id and name, health),
     then, below the "Process id" header, one row per process using an NPU.
     """
-    result = {"version": None, "devices": {}, "processes": []}
+    version: str | None = None
+    devices: dict[int, dict[str, str]] = {}
+    processes: list[dict[str, t.Any]] = []
     in_processes = False
     for line in (text or "").splitlines():
         match = VERSION.search(line)
         if match:
-            result["version"] = match.group(2)
+            version = match.group(2)
             continue
         if not line.startswith("|"):
             continue
@@ -37,21 +42,21 @@ def parse_npu_smi_info(text):
             npu = re.match(r"^(\d+)\s+\d+$", cells[0])
             if npu and cells[1].isdigit():
                 memory = re.match(r"^(\d+)", cells[3])
-                result["processes"].append({"npu": int(npu.group(1)), "pid": int(cells[1]), "name": cells[2],
+                processes.append({"npu": int(npu.group(1)), "pid": int(cells[1]), "name": cells[2],
                                             "memory_mb": int(memory.group(1)) if memory else None})
         elif not in_processes and len(cells) >= 2:
             device = re.match(r"^(\d+)\s+(\S.*)$", cells[0])
             if device and cells[1] and not cells[1][0].isdigit():
-                result["devices"][int(device.group(1))] = {"name": device.group(2).strip(), "health": cells[1]}
-    return result
+                devices[int(device.group(1))] = {"name": device.group(2).strip(), "health": cells[1]}
+    return {"version": version, "devices": devices, "processes": processes}
 
 
-def visible_devices(specs):
+def visible_devices(specs: Sequence[LaunchSpec]) -> list[int]:
     """The NPU numbers a host's containers are given (ASCEND_RT_VISIBLE_DEVICES: the plan's meta)."""
     return sorted({npu for spec in specs for npu in spec_meta.npus(spec)})
 
 
-def held_devices(facts_by_host, specs):
+def held_devices(facts_by_host: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[str]:
     """Problems: a planned NPU that some process still holds (after stop, a leftover EngineCore keeps NPU memory,
     vLLM #9888). ``facts_by_host``: {host: node_facts result}; hosts without npu-smi are not judged."""
     problems = []
@@ -73,7 +78,7 @@ def held_devices(facts_by_host, specs):
 HCCN_QUERIES = (("link", ["-link", "-g"]), ("health", ["-net_health", "-g"]), ("ip", ["-ip", "-g"]), ("tls", ["-tls", "-g"]))
 
 
-def parse_hccn(what, text):
+def parse_hccn(what: str, text: str | None) -> str | None:
     """The value of one hccn_tool answer: link UP/DOWN, net health Success/..., the NPU's IP, the TLS switch (0/1)."""
     patterns = {"link": r"link status:\s*(\S+)", "health": r"net health status:\s*(\S+)",
                 "ip": r"ipaddr:\s*(\d+\.\d+\.\d+\.\d+)", "tls": r"tls switch\s*\[?\s*(\d+)"}
@@ -81,7 +86,7 @@ def parse_hccn(what, text):
     return match.group(1) if match else None
 
 
-def parse_ping(text):
+def parse_ping(text: str | None) -> bool:
     """True when `hccn_tool -ping` got every packet back."""
     match = re.search(r"(\d+) packets transmitted, (\d+) received", text or "")
-    return bool(match) and int(match.group(1)) > 0 and match.group(1) == match.group(2)
+    return match is not None and int(match.group(1)) > 0 and match.group(1) == match.group(2)

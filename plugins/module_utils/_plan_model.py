@@ -165,7 +165,7 @@ class Group:
     image: str | None = None  # the instance's own image, else the cluster's
     overrides: tuple[str, ...] = ()  # the keys its instance entry sets
 
-    def variable(self, field):
+    def variable(self, field: str) -> str:
         """The inventory variable that sets (or, for an instance, would override) this group's field."""
         if self.instance is not None and field in INSTANCE_KEYS:
             return "vllm_engine_instances.%s.%s.%s" % (self.role, self.instance, field)

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import ipaddress
 import string
+from collections.abc import Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster, Group, Node
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import Process
 
 
-def group_var(group, field):
+def group_var(group: Group, field: str) -> str:
     return group.variable(field)
 
 
-def _identity_problems(cluster):
+def _identity_problems(cluster: Cluster) -> list[Problem]:
     """Each node needs a real address (it becomes HCCL_IF_IP, VLLM_HOST_IP, the DP address) and,
     when the network env names interfaces, its NIC."""
-    problems = []
+    problems: list[Problem] = []
     c = cluster.name
     wants_nic = [var for var in cluster.network_env if var not in ("HCCL_IF_IP", "VLLM_HOST_IP")]
     for node in cluster.nodes:
@@ -37,12 +40,12 @@ def _identity_problems(cluster):
     return problems
 
 
-def shared_machine_problems(cluster):
+def shared_machine_problems(cluster: Cluster) -> list[Problem]:
     """Hosts with one address are one machine (P and D on one A3, say): their devices must not overlap."""
-    problems = []
+    problems: list[Problem] = []
     if not cluster.accelerators:  # CPU engines share the machine's cores: nothing to share out
         return problems
-    by_address = {}
+    by_address: dict[str, list[tuple[Node, int, int]]] = {}
     for node in cluster.nodes:
         group = cluster.group_of(node)
         if group is not None:
@@ -61,7 +64,7 @@ def shared_machine_problems(cluster):
     return problems
 
 
-def _service_host_problems(cluster):
+def _service_host_problems(cluster: Cluster) -> list[Problem]:
     hosts = [node.host for node in cluster.nodes]
     retired = [node.host for node in cluster.retired]
     return [Problem(cluster.name, service.host_variable or "%s host" % service.name,
@@ -71,7 +74,7 @@ def _service_host_problems(cluster):
             for service in cluster.services if service.host not in hosts]
 
 
-def node_group_problems(cluster):
+def node_group_problems(cluster: Cluster) -> list[Problem]:
     problems = _identity_problems(cluster) + _service_host_problems(cluster)
     c = cluster.name
     seen = set()
@@ -112,15 +115,15 @@ def node_group_problems(cluster):
     return problems
 
 
-def rank_problems(cluster):
-    problems = []
+def rank_problems(cluster: Cluster) -> list[Problem]:
+    problems: list[Problem] = []
     c = cluster.name
     starts = cluster.rank_starts()
     for group in cluster.groups.values():
         nodes = cluster.nodes_of(group)
         if not nodes:
             continue  # node_group_problems names it
-        owner = {}
+        owner: dict[int, str] = {}
         for node in nodes:
             used = node.device_offset + node.local_ranks * group.tp_size
             if cluster.accelerators and used > cluster.devices_per_node:
@@ -166,12 +169,12 @@ def rank_problems(cluster):
     return problems
 
 
-def _called(group):
+def _called(group: Group) -> str:
     """How messages name a DP group: its role, or the instance of its role."""
     return "role %s" % group.role if group.instance is None else "instance %s of role %s" % (group.instance, group.role)
 
 
-def _engine_id_template_problems(cluster, group):
+def _engine_id_template_problems(cluster: Cluster, group: Group) -> list[Problem]:
     template = group.engine_id_template
     if template is None:
         return []
@@ -183,11 +186,11 @@ def _engine_id_template_problems(cluster, group):
     return []
 
 
-def visible_devices_problems(cluster, processes):
+def visible_devices_problems(cluster: Cluster, processes: Sequence[Process]) -> list[Problem]:
     """The devices variable set by hand (vllm_engine_env / _role_env) must say what the plan gives
     each process: another value starts the ranks on other NPUs, or on ones the node lacks."""
     var = cluster.visible_var
-    problems = []
+    problems: list[Problem] = []
     if var is None:
         return problems
     for role in sorted({p["role"] for p in processes}):

@@ -5,21 +5,27 @@
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
+
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 COLUMNS = ("HOST", "CONTAINER", "ROLE", "INSTANCE", "DP RANKS", "STATE", "READY", "STATUS", "RESTARTS", "IMAGE", "DRIFT",
            "DOOR")
 
 
-def cluster_status(states_by_host, specs):
+def cluster_status(states_by_host: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> dict[str, t.Any]:
     """Rows, a printable table and the list of problems ("degraded") of a cluster.
 
     ``states_by_host``: {host: container_state's result with details, or {"unreachable": True, "msg": ...}}.
     """
-    rows, degraded, ha_seen = [], [], []
+    rows: list[dict[str, str]] = []
+    degraded: list[str] = []
+    ha_seen: list[tuple[str, str, str]] = []
     door = door_view(states_by_host, specs)
-    by_host = {}
+    by_host: dict[str, list[LaunchSpec]] = {}
     for spec in specs:
         by_host.setdefault(spec["host"], []).append(spec)
     for host in sorted(set(by_host) | set(states_by_host)):
@@ -44,14 +50,14 @@ def cluster_status(states_by_host, specs):
                        state=seen.get("state", "missing"), ready="yes" if seen.get("ready") else "no",
                        status=seen.get("status", "-"), restarts=str(seen.get("restart_count", "-")),
                        image=seen.get("image", spec["image"]), drift=drift)
-            member = spec_meta.front_door(spec)
-            row["door"] = door.get(member[1], "-") if member and door is not None else "-"
+            member = (spec_meta.front_door(spec) or ("", ""))[1]
+            row["door"] = door.get(member, "-") if member and door is not None else "-"
             rows.append(row)
             if drift != "ok" or row["ready"] != "yes":
                 degraded.append("%s on %s is %s%s" % (name, host, row["state"], "" if drift == "ok" else " (%s)" % drift)
                                 if row["state"] != "running" or drift != "ok" else "%s on %s is running but not ready" % (name, host))
             elif row["door"] not in ("serving", "-"):  # it runs and answers, yet takes no request
-                degraded.append("%s on %s: the front door has its member %s %s" % (name, host, member[1], row["door"]))
+                degraded.append("%s on %s: the front door has its member %s %s" % (name, host, member, row["door"]))
         for name in state.get("extra") or []:
             seen = containers.get(name, {})
             rows.append(dict(host=host, container=name, role="-", instance="-", dp_ranks="", state=seen.get("state", "?"), ready="-",
@@ -62,36 +68,38 @@ def cluster_status(states_by_host, specs):
     return {"rows": rows, "table": "\n".join(table(rows)), "degraded": degraded}
 
 
-def door_view(states_by_host, specs):
+def door_view(states_by_host: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> dict[str, str] | None:
     """{member: state} the front door's look read from its /metrics (failover on), else None."""
     for spec in specs:
         if spec_meta.kind(spec) == "proxy":
             seen = ((states_by_host.get(spec["host"]) or {}).get("containers") or {}).get(spec["name"]) or {}
-            return seen.get("front_door")
+            door: dict[str, str] | None = seen.get("front_door")
+            return door
     return None
 
 
 HA_NAMES = {"mooncake_master": "master", "etcd": "etcd"}
 
 
-def role_of(spec, seen):
+def role_of(spec: LaunchSpec, seen: Mapping[str, t.Any]) -> str:
     """An engine's role; a service in HA says what it is now (master leader / standby, etcd leader / follower, or
     down); any other service: service."""
     ha = spec_meta.ha(spec)
     if ha:
-        return "%s %s" % (HA_NAMES.get(ha.get("service"), ha.get("service")), seen.get("ha_role") or "down")
+        service = str(ha.get("service"))
+        return "%s %s" % (HA_NAMES.get(service, service), seen.get("ha_role") or "down")
     return spec_meta.role(spec)
 
 
-def ha_of(spec, seen, host):
+def ha_of(spec: LaunchSpec, seen: Mapping[str, t.Any], host: str) -> list[tuple[str, str, str]]:
     """[(service, its role now, "container on host")] of a service in HA, [] for anything else."""
     ha = spec_meta.ha(spec)
-    return [(ha.get("service"), seen.get("ha_role") or "down", "%s on %s" % (spec["name"], host))] if ha else []
+    return [(str(ha.get("service")), seen.get("ha_role") or "down", "%s on %s" % (spec["name"], host))] if ha else []
 
 
-def ha_problems(ha_seen):
+def ha_problems(ha_seen: Iterable[tuple[str, str, str]]) -> list[str]:
     """Mooncake masters in HA with no leader serving, or no standby to take over; etcd without a quorum."""
-    roles = {}
+    roles: dict[str, list[tuple[str, str]]] = {}
     for service, role, where in ha_seen:
         roles.setdefault(service, []).append((role, where))
     problems = []
@@ -112,11 +120,11 @@ def ha_problems(ha_seen):
     return problems
 
 
-def instance_of(spec):
+def instance_of(spec: LaunchSpec) -> str:
     """The engine's instance (its DP group by name), "-" for a service."""
     return spec_meta.instance(spec) or "-"
 
 
-def table(rows):
+def table(rows: Iterable[Mapping[str, str]]) -> list[str]:
     keys = [c.lower().replace(" ", "_") for c in COLUMNS]
     return aligned(COLUMNS, [[row.get(k, "-") if row.get(k, "-") != "" else "-" for k in keys] for row in rows])

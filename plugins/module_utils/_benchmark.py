@@ -16,6 +16,9 @@ comparison with an earlier run.
 
 from __future__ import annotations
 
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
+
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 VARIABLE = "llmops_benchmark_workloads"
@@ -41,15 +44,16 @@ EXTERNAL_HITS, PREEMPTIONS = "vllm:external_prefix_cache_hits_total", "vllm:num_
 class WorkloadError(ValueError):
     """A workload the benchmark cannot run, with every problem, each naming its variable."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: Iterable[str]) -> None:
         self.problems = list(problems)
         super().__init__(" ".join(self.problems))
 
 
-def points(workloads):
+def points(workloads: Mapping[str, t.Any] | None) -> list[dict[str, t.Any]]:
     """[{workload, sweep: "concurrency" or "rate", value, argv}]: one ``vllm bench serve`` run per sweep point,
     without the target (--base-url, --model, --tokenizer) and the result file, which the play adds."""
-    problems, found = [], []
+    problems: list[str] = []
+    found: list[dict[str, t.Any]] = []
     if workloads is None:
         workloads = DEFAULT_WORKLOADS
     if not workloads:
@@ -90,7 +94,7 @@ def points(workloads):
     return found
 
 
-def _goodput_problems(where, slos):
+def _goodput_problems(where: str, slos: t.Any) -> list[str]:
     if not isinstance(slos, dict):
         return ["%s.goodput: must map ttft, tpot or e2el to milliseconds. Fix: e.g. {ttft: 2000, tpot: 50}." % where]
     return ["%s.goodput.%s: %s. Fix: map ttft, tpot or e2el to milliseconds." % (
@@ -99,7 +103,7 @@ def _goodput_problems(where, slos):
         if key not in GOODPUT_METRICS or not isinstance(value, (int, float)) or value <= 0]
 
 
-def _dataset_argv(dataset, workload):
+def _dataset_argv(dataset: str, workload: Mapping[str, t.Any]) -> list[str]:
     if dataset == "prefix_repetition":
         return ["--dataset-name", "prefix_repetition", "--prefix-repetition-prefix-len", str(workload.get("prefix_len", 896)),
                 "--prefix-repetition-suffix-len", str(workload.get("input_len", 128)),
@@ -112,7 +116,7 @@ def _dataset_argv(dataset, workload):
     return argv
 
 
-def hit_shares(before, after):
+def hit_shares(before: Mapping[str, t.Any] | None, after: Mapping[str, t.Any] | None) -> dict[str, float]:
     """Shares of the prompt tokens, from counters by engine ({name: {role, metrics}}) before and after a point. The
     prompts the cluster was asked are those its first engines saw (prefill, or colocated engines): of their tokens,
     ``local`` came from their own prefix cache and ``pool`` from the KV connector (UCM, a pool). A decode is asked each
@@ -122,8 +126,8 @@ def hit_shares(before, after):
     for name, now in (after or {}).items():
         then = (before or {}).get(name) or {"metrics": {}}
 
-        def moved(metric):
-            return now["metrics"].get(metric, 0.0) - then["metrics"].get(metric, 0.0)  # noqa: B023  called in this iteration only
+        def moved(metric: str) -> float:
+            return float(now["metrics"].get(metric, 0.0) - then["metrics"].get(metric, 0.0))  # noqa: B023  called in this iteration only
 
         if now.get("role") == "decode":
             totals["decode_queries"] += moved(PREFIX_QUERIES)
@@ -134,20 +138,20 @@ def hit_shares(before, after):
             totals["pool"] += moved(EXTERNAL_HITS)
         totals["preemptions"] += moved(PREEMPTIONS)
 
-    def share(part, whole):
+    def share(part: str, whole: str) -> float:
         return totals[part] / totals[whole] if totals[whole] else 0.0
     return {"local": share("local", "queries"), "pool": share("pool", "queries"), "transfer": share("transfer", "decode_queries"),
             "prompt_tokens": totals["queries"], "preemptions": totals["preemptions"]}
 
 
-def row(point, result, shares):
+def row(point: Mapping[str, t.Any], result: Mapping[str, t.Any], shares: Mapping[str, float]) -> dict[str, t.Any]:
     """One point's figures: the sweep, what ``vllm bench serve`` measured and the hit shares."""
     figures = {key: result.get(key) for key, _label, _higher in FIGURES}
     return dict(figures, workload=point["workload"], sweep=point["sweep"], value=point["value"],
                 completed=result.get("completed"), failed=result.get("failed"), shares=shares)
 
 
-def table(rows):
+def table(rows: Iterable[Mapping[str, t.Any]]) -> list[str]:
     columns = ("WORKLOAD", "SWEEP", "COMPLETED", "FAILED") + tuple(label for _key, label, _higher in FIGURES) + (
         "LOCAL HITS", "PD KV", "POOL HITS")
     lines = [[r["workload"], "%s %s" % (r["sweep"], r["value"]), r["completed"], r["failed"]]
@@ -156,11 +160,11 @@ def table(rows):
     return aligned(columns, [[str(cell) for cell in line] for line in lines])
 
 
-def _number(value):
+def _number(value: float | None) -> str:
     return "-" if value is None else ("%.2f" % value if abs(value) < 100 else "%.0f" % value)
 
 
-def compare(rows, baseline, threshold):
+def compare(rows: Iterable[Mapping[str, t.Any]], baseline: Iterable[Mapping[str, t.Any]] | None, threshold: float) -> dict[str, list[str]]:
     """Each figure's change against the baseline's point of the same workload and sweep value; a change for the
     worse beyond ``threshold`` (a fraction) is a regression. Returns {"lines", "regressions"}."""
     earlier = {(r["workload"], r["sweep"], str(r["value"])): r for r in baseline or []}
@@ -185,14 +189,14 @@ def compare(rows, baseline, threshold):
     return {"lines": lines, "regressions": regressions}
 
 
-def shape(specs):
+def shape(specs: Iterable[Mapping[str, t.Any]] | None) -> list[str]:
     """What a run's figures depend on besides the image and flags: each container's host, name and devices (its
     role, instance, DP ranks and ports are in the name and spec meta). A baseline of another shape does not compare."""
     return sorted("%s/%s %s" % (spec.get("host"), spec.get("name"), ",".join(str(d) for d in spec.get("devices") or []))
                   for spec in specs or [])
 
 
-def same_shape(shape_now, shape_then):
+def same_shape(shape_now: Sequence[str] | None, shape_then: Sequence[str] | None) -> list[str]:
     """Problems when a baseline comes from a cluster of another shape: its figures would not compare."""
     if sorted(shape_now or []) != sorted(shape_then or []):
         gone = sorted(set(shape_then or []) - set(shape_now or []))[:3]
@@ -203,12 +207,12 @@ def same_shape(shape_now, shape_then):
     return []
 
 
-def point_row(point, run):
+def point_row(point: Mapping[str, t.Any], run: Mapping[str, t.Any]) -> dict[str, t.Any]:
     """The row of one point from the cluster_benchmark module's result (vllm bench serve's JSON and the counters)."""
     return row(point, run.get("result") or {}, hit_shares(run.get("before"), run.get("after")))
 
 
-def line(point_row_):
+def line(point_row_: Mapping[str, t.Any]) -> str:
     """One progress line of a point: what it ran and its headline figures."""
     r = point_row_
     return ("%s %s %s: %s of %s completed, %s req/s, %s tok/s, TTFT p50 %s / p99 %s ms, TPOT p50 %s ms; prompt tokens from "
@@ -219,9 +223,9 @@ def line(point_row_):
                100 * r["shares"]["transfer"], 100 * r["shares"]["pool"]))
 
 
-def plot_series(rows):
+def plot_series(rows: Iterable[Mapping[str, t.Any]]) -> dict[str, list[tuple[float | None, float | None]]]:
     """{figure: [(output tok/s, milliseconds)]} of the sweep, one series per latency figure and workload."""
-    series = {}
+    series: dict[str, list[tuple[float | None, float | None]]] = {}
     for r in rows:
         for key, label in (("p50_ttft_ms", "TTFT P50"), ("p99_ttft_ms", "TTFT P99"), ("p50_tpot_ms", "TPOT P50"),
                            ("p99_itl_ms", "ITL P99")):

@@ -21,9 +21,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import typing as t
 
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret, merged
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
+from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster
 from ansible_collections.llmops.inference.plugins.module_utils._text import flag_name
 from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, SOURCE
 
@@ -94,7 +96,7 @@ MULTIPLIERS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9, "t": 10 ** 12,
                "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def canonical(key):
+def canonical(key: object) -> tuple[str | None, bool]:
     """(flag, negated) as vLLM's parser reads a key, or (None, False) when vLLM has no such flag."""
     name = str(key).lstrip("-")
     # vLLM turns underscores into dashes up to the first dot; "flag.key" sets one key of a JSON flag
@@ -110,7 +112,7 @@ def canonical(key):
     return None, False
 
 
-def human_int(value):
+def human_int(value: object) -> int | None:
     """vLLM's human_readable_int: 200000, "200k" (x1000) or "2K" (x1024); None when it is none of these."""
     if isinstance(value, bool):
         return None
@@ -122,17 +124,17 @@ def human_int(value):
     return int(float(match.group(1)) * MULTIPLIERS[match.group(2)])
 
 
-def _closest(name):
+def _closest(name: str) -> str | None:
     found = difflib.get_close_matches(name, list(FLAGS), n=1, cutoff=0.7)
     return found[0] if found else None
 
 
-def _shown(flag, value):
+def _shown(flag: str, value: object) -> str:
     return SECRET_PLACEHOLDER if looks_secret(flag) else json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) \
         else str(value)
 
 
-def _as_json(value):
+def _as_json(value: object) -> t.Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -141,7 +143,7 @@ def _as_json(value):
     return value
 
 
-def value_problem(flag, value):
+def value_problem(flag: str, value: object) -> str | None:
     """Why vLLM's parser would refuse this value for flag (the collection renders true as a bare flag and
     false or null as no flag), or None."""
     spec = FLAGS[flag]
@@ -170,7 +172,7 @@ def value_problem(flag, value):
     return None
 
 
-def _is_json(text):
+def _is_json(text: str) -> bool:
     try:
         json.loads(text)
     except ValueError:
@@ -178,7 +180,7 @@ def _is_json(text):
     return True
 
 
-def _given(cluster):
+def _given(cluster: Cluster) -> list[tuple[str, str, t.Any]]:
     """[(variable, raw key, value)] of every flag the inventory gives."""
     given = [("vllm_engine_args", key, value) for key, value in (cluster.args or {}).items()]
     for role, flags in sorted((cluster.role_args or {}).items()):
@@ -186,11 +188,11 @@ def _given(cluster):
     return given
 
 
-def flag_problems(cluster):
+def flag_problems(cluster: Cluster) -> list[Problem]:
     """Plan-owned, unknown, twice-spelt and ill-typed flags of vllm_engine_args / vllm_engine_role_args."""
-    problems = []
+    problems: list[Problem] = []
 
-    def problem(variable, message, fix):
+    def problem(variable: str, message: str, fix: str) -> None:
         problems.append(Problem(cluster.name, variable, message, fix))
 
     for role in cluster.role_args or {}:
@@ -225,13 +227,14 @@ def flag_problems(cluster):
     return problems + _spelling_problems(cluster)
 
 
-def _spelling_problems(cluster):
+def _spelling_problems(cluster: Cluster) -> list[Problem]:
     """One flag reaching an engine under two keys (max_num_seqs and max-num-seqs, or a flag and its no- form):
     each role's flags are the cluster's with the role's over them, null dropping a key, as engine_specs renders them."""
-    problems, reported = [], set()
+    problems: list[Problem] = []
+    reported: set[tuple[str, str]] = set()
     for role in cluster.roles:
         own = (cluster.role_args or {}).get(role) or {}
-        seen = {}
+        seen: dict[str, tuple[str, str]] = {}
         for key in merged(cluster.args, own):
             flag, _negated = canonical(key)
             if flag is None or flag in PLAN_OWNED:
@@ -249,7 +252,7 @@ def _spelling_problems(cluster):
     return problems
 
 
-def role_setting(cluster, role, flag):
+def role_setting(cluster: Cluster, role: str, flag: str) -> tuple[t.Any, str]:
     """(value, where it came from) of a flag for one role: the role's, else the cluster's, else vLLM's default."""
     for variable, flags in (("vllm_engine_role_args.%s" % role, (cluster.role_args or {}).get(role) or {}),
                             ("vllm_engine_args", cluster.args or {})):
@@ -262,14 +265,14 @@ def role_setting(cluster, role, flag):
     return None, "vLLM's default"
 
 
-def _differs(rule, prefill, decode):
+def _differs(rule: str | tuple[str, ...], prefill: t.Any, decode: t.Any) -> bool:
     """Whether the two roles' values break the rule."""
     if isinstance(rule, tuple):
         prefill, decode = _as_json(prefill), _as_json(decode)
         if prefill is None or decode is None:
             return (prefill is None) != (decode is None)
         if not isinstance(prefill, dict) or not isinstance(decode, dict):
-            return prefill != decode
+            return bool(prefill != decode)
         return any(prefill.get(key) != decode.get(key) for key in rule)
     if rule == "decode_at_least":
         if decode is None:
@@ -281,7 +284,7 @@ def _differs(rule, prefill, decode):
     return json.dumps(_as_json(prefill), sort_keys=True) != json.dumps(_as_json(decode), sort_keys=True)
 
 
-def shared_setting_problems(cluster):
+def shared_setting_problems(cluster: Cluster) -> list[Problem]:
     """The SHARED_SETTINGS prefill and decode disagree on, naming both values and where each came from."""
     if not {"prefill", "decode"} <= set(cluster.roles):
         return []
@@ -302,7 +305,7 @@ def shared_setting_problems(cluster):
     return problems
 
 
-def model_problems(cluster):
+def model_problems(cluster: Cluster) -> list[Problem]:
     """A model vLLM would take for a hub id, or a path that lies in no directory mounted into the engines."""
     model = cluster.model
     if model is None or cluster.model_from_hub:
@@ -322,6 +325,6 @@ def model_problems(cluster):
                     "mount its directory with vllm_engine_volumes (host:container[:ro]), or give the path it has there")]
 
 
-def engine_arg_problems(cluster):
+def engine_arg_problems(cluster: Cluster) -> list[Problem]:
     """Every problem of the flags, the settings P and D share and the model (empty when all is sound)."""
     return flag_problems(cluster) + model_problems(cluster) + shared_setting_problems(cluster)

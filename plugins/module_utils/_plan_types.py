@@ -196,7 +196,7 @@ class LaunchSpec(t.TypedDict, total=False):
     env: dict[str, str]
     secret_env: SecretEnv | None
     devices: list[str]
-    gpus: list[int] | None
+    gpus: list[str] | None  # the GPU numbers, as docker run --gpus takes them
     volumes: list[str]
     network_mode: str
     ipc_mode: str | None

@@ -8,9 +8,12 @@ port held by a container the plan names is no problem: deploy replaces or keeps 
 from __future__ import annotations
 
 import re
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_fabric import fabric_rows
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_inputs import created_by_deploy, host_mounts, model_dirs, ucm_storage
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import numbers, row, size, span
@@ -32,7 +35,7 @@ KNOWN_BAD = (
 NIC_UP = ("up", "unknown")
 
 
-def version_key(text):
+def version_key(text: str | None) -> list[tuple[int, int]]:
     """Comparable key of versions like 20.10.24, 8.3.RC1, 24.1.rc2: numbers compare as numbers, and a
     release candidate comes before the release (8.3.RC1 < 8.3.0)."""
     key = []
@@ -41,13 +44,14 @@ def version_key(text):
     return key
 
 
-def check_host(host, facts, specs, plan, node, pulls=None, options=None):
+def check_host(host: str, facts: Mapping[str, t.Any], specs: Sequence[LaunchSpec], plan: Mapping[str, t.Any], node: Mapping[str, t.Any] | None,
+               pulls: Mapping[str, str] | None = None, options: Mapping[str, t.Any] | None = None) -> tuple[list[dict[str, str]], str]:
     """Problem rows of one host, and its summary line."""
     options = options or {}
     if options.get("known_bad") is None:
         options = dict(options, known_bad=KNOWN_BAD)
     names = {spec["name"] for spec in specs}
-    rows = []
+    rows: list[dict[str, str]] = []
     rows += _runtime(host, facts.get("docker") or {}, plan, options)
     rows += _nftables(host, facts.get("firewall"), options)
     rows += _devices(host, facts, specs, plan, names)
@@ -63,8 +67,8 @@ def check_host(host, facts, specs, plan, node, pulls=None, options=None):
     return rows, summary(host, facts)
 
 
-def _runtime(host, docker, plan, options):
-    rows = []
+def _runtime(host: str, docker: Mapping[str, t.Any], plan: Mapping[str, t.Any], options: Mapping[str, t.Any]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     minimum = options.get("docker_min") or DOCKER_MIN
     if not docker.get("answers"):
         rows.append(row(host, "container runtime", "docker does not answer: %s" % (docker.get("error") or "not installed"),
@@ -81,7 +85,7 @@ def _runtime(host, docker, plan, options):
     return rows
 
 
-def _nftables(host, firewall, options):
+def _nftables(host: str, firewall: Mapping[str, t.Any] | None, options: Mapping[str, t.Any]) -> list[dict[str, str]]:
     """With the host firewall on, the host needs nft (gathered with the firewall's table: its path, or null)."""
     if not options.get("firewall") or firewall is None or firewall.get("nft"):
         return []
@@ -89,8 +93,8 @@ def _nftables(host, firewall, options):
                 "install Debian's nftables package (apt-get install nftables), or set host_firewall_enabled: false")]
 
 
-def _devices(host, facts, specs, plan, names):
-    rows = []
+def _devices(host: str, facts: Mapping[str, t.Any], specs: Sequence[LaunchSpec], plan: Mapping[str, t.Any], names: set[str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     paths = facts.get("paths") or {}
     for device in sorted({d for spec in specs for d in spec.get("devices") or []}):
         seen = paths.get(device) or {}
@@ -126,7 +130,7 @@ def _devices(host, facts, specs, plan, names):
     return rows
 
 
-def _gpus(host, gpu, specs):
+def _gpus(host: str, gpu: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     planned = sorted({g for spec in specs for g in spec.get("gpus") or []})
     if not planned:
         return []
@@ -140,7 +144,7 @@ def _gpus(host, gpu, specs):
     return rows
 
 
-def _holders(facts, npu):
+def _holders(facts: Mapping[str, t.Any], npu: Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
     """Device holders from the /proc scan (with their container), plus npu-smi's processes it did not see."""
     holders = list(facts.get("devices") or [])
     seen = {(h["npu"], h["pid"]) for h in holders}
@@ -149,8 +153,8 @@ def _holders(facts, npu):
     return holders
 
 
-def _mounts(host, paths, specs, created):
-    rows = []
+def _mounts(host: str, paths: Mapping[str, t.Any], specs: Sequence[LaunchSpec], created: Iterable[str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     for source in sorted(host_mounts(specs)):
         if created_by_deploy(source, specs, created):
             continue
@@ -171,8 +175,8 @@ def _mounts(host, paths, specs, created):
     return rows
 
 
-def _ports(host, listeners, planned, names):
-    rows = []
+def _ports(host: str, listeners: Iterable[Mapping[str, t.Any]], planned: Iterable[Mapping[str, t.Any]], names: set[str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     for entry in planned:
         if entry["space"] != "host":
             continue
@@ -187,7 +191,7 @@ def _ports(host, listeners, planned, names):
     return rows
 
 
-def _network(host, nic, node):
+def _network(host: str, nic: Mapping[str, t.Any] | None, node: Mapping[str, t.Any] | None) -> list[dict[str, str]]:
     if nic is None or not node:
         return []
     name, address = node.get("nic"), node.get("address")
@@ -196,7 +200,7 @@ def _network(host, nic, node):
     if not nic.get("exists"):
         return [row(host, "network", "no NIC %s" % name, "NIC %s carrying %s" % (name, address),
                     "set vllm_engine_nic to the interface that carries %s (ip -br addr)" % address)]
-    rows = []
+    rows: list[dict[str, str]] = []
     if nic.get("state") not in NIC_UP:
         rows.append(row(host, "network", "NIC %s is %s" % (name, nic.get("state")), "NIC %s up" % name, "ip link set %s up" % name))
     if address not in (nic.get("addresses") or []):
@@ -206,8 +210,8 @@ def _network(host, nic, node):
     return rows
 
 
-def _images(host, present, pulls):
-    rows = []
+def _images(host: str, present: Mapping[str, bool], pulls: Mapping[str, str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     for image, ok in sorted(present.items()):
         if ok or pulls.get(image) == "pulled":
             continue
@@ -216,8 +220,8 @@ def _images(host, present, pulls):
     return rows
 
 
-def _versions(host, versions, specs, known_bad):
-    rows = []
+def _versions(host: str, versions: Mapping[str, t.Any], specs: Sequence[LaunchSpec], known_bad: Iterable[Mapping[str, t.Any]]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
     ascend_direct = any(spec_meta.ascend_direct(spec) for spec in specs)
     for rule in known_bad:
         if rule.get("when") == "use_ascend_direct" and not ascend_direct:
@@ -229,9 +233,9 @@ def _versions(host, versions, specs, known_bad):
     return rows
 
 
-def _memory(host, memory, specs):
+def _memory(host: str, memory: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     """The KV pool's host memory must be available; a container's shared memory limit must fit in the host."""
-    rows = []
+    rows: list[dict[str, str]] = []
     total, available = memory.get("total"), memory.get("available")
     pool = sum(spec_meta.pool_bytes(spec) for spec in specs)
     if pool and available is not None and pool > available:
@@ -246,9 +250,9 @@ def _memory(host, memory, specs):
     return rows
 
 
-def _ucm_space(host, paths, specs):
+def _ucm_space(host: str, paths: Mapping[str, t.Any], specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     """With a posix_capacity_gb set, UCM fills its storage up to it: the file system must have that much free."""
-    rows = []
+    rows: list[dict[str, str]] = []
     for path, capacity in sorted(ucm_storage(specs).items()):
         free = (paths.get(path) or {}).get("free_bytes")
         if capacity and free is not None and free < capacity << 30:
@@ -257,7 +261,7 @@ def _ucm_space(host, paths, specs):
     return rows
 
 
-def ephemeral_ports(planned, ranges):
+def ephemeral_ports(planned: Iterable[Mapping[str, t.Any]], ranges: Mapping[str, t.Any] | None) -> list[str]:
     """The planned host port spans that lie in the ephemeral range and are not reserved: an outgoing connection may
     take one of them first, and the engine then fails to bind it."""
     ephemeral = (ranges or {}).get("ephemeral")
@@ -273,7 +277,7 @@ def ephemeral_ports(planned, ranges):
     return exposed
 
 
-def summary(host, facts, planned=()):
+def summary(host: str, facts: Mapping[str, t.Any], planned: Iterable[Mapping[str, t.Any]] = ()) -> str:
     """One line of what was looked at on the host and the versions found."""
     parts = []
     docker = facts.get("docker") or {}
@@ -289,7 +293,7 @@ def summary(host, facts, planned=()):
         parts.append("memory %s free of %s" % (size(memory["available"]), size(memory.get("total") or 0)))
     free = {p: v["free_bytes"] for p, v in (facts.get("paths") or {}).items() if v.get("kind") in ("dir", None) and "free_bytes" in v}
     if free:
-        least = min(free, key=free.get)
+        least = min(free, key=lambda path: free[path])
         parts.append("least free disk %s under %s" % (size(free[least]), least))
     exposed = ephemeral_ports(planned, facts.get("port_ranges"))
     if exposed:

@@ -7,7 +7,7 @@ node_facts must look at, and what deploy creates itself (so it is not required b
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._npu import visible_devices
@@ -59,7 +59,7 @@ def wanted_paths(specs: list[LaunchSpec], created: Iterable[str] = ()) -> list[s
     return sorted(p for p in paths if not created_by_deploy(p, specs, created))
 
 
-def created_by_deploy(path: str, specs: list[LaunchSpec], created: Iterable[str]) -> bool:
+def created_by_deploy(path: str, specs: Sequence[LaunchSpec], created: Iterable[str]) -> bool:
     """Deploy writes the rendered config files and the secret files and creates the UCM directories itself."""
     files = {f for spec in specs for f in spec.get("files") or {}}
     files |= {f for spec in specs for f in ((spec.get("secret_env") or {}).get("files") or {}).values()}

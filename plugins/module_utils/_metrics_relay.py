@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
@@ -58,7 +59,7 @@ def spec_fields(settings: dict[str, Any], specs: list[LaunchSpec]) -> LaunchSpec
     }
 
 
-def relay_of(specs: list[LaunchSpec]) -> LaunchSpec | None:
+def relay_of(specs: Sequence[LaunchSpec]) -> LaunchSpec | None:
     return next((spec for spec in specs if spec_meta.kind(spec) == KIND), None)
 
 

@@ -16,11 +16,14 @@ import socket
 import ssl
 import subprocess
 import threading
+import typing as t
 import urllib.parse
+from collections.abc import Iterable, Mapping
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 
 class LogFollower:
@@ -28,8 +31,8 @@ class LogFollower:
     seen once logged, where reading the whole log again was a docker CLI call each time (every 0.5 s, so a ready rank
     waited 0.25 s on average). Stopped when the module exits."""
 
-    def __init__(self, argv):
-        self.lines = []
+    def __init__(self, argv: list[str]) -> None:
+        self.lines: list[str] = []
         self.lock = threading.Lock()
         # pylint: disable-next=ansible-bad-function  # a log followed line by line while it grows: run_command waits for the end
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,  # noqa: SIM115
@@ -38,33 +41,36 @@ class LogFollower:
         self.reader.start()
         atexit.register(self.stop)
 
-    def _read(self):
+    def _read(self) -> None:
+        if self.process.stdout is None:  # stdout=PIPE: never
+            return
         for line in iter(self.process.stdout.readline, b""):
             with self.lock:
                 self.lines.append(line.decode("utf-8", "replace"))
 
-    def text(self):
+    def text(self) -> str:
         with self.lock:
             return "".join(self.lines)
 
-    def following(self):
+    def following(self) -> bool:
         """Whether the log is still read as it comes (docker logs ends when the container stops, or could not start)."""
         return self.process.poll() is None
 
-    def stop(self):
+    def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        self.process.stdout.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 class Docker:
-    def __init__(self, module):
+    def __init__(self, module: t.Any) -> None:
         self.module = module
-        self.binary = module.get_bin_path("docker", required=True)
-        self.followed = {}
+        self.binary: str = module.get_bin_path("docker", required=True)
+        self.followed: dict[str, LogFollower] = {}
 
-    def states(self, names):
+    def states(self, names: Iterable[str]) -> dict[str, str]:
         """{name: "running 0" | "exited 1" | ... | "missing"}, in one docker call."""
         _rc, out, _err = commands.run(
             self.module, [self.binary, "inspect", "-f", "{{.Name}} {{.State.Status}} {{.State.ExitCode}}"] + sorted(set(names)))
@@ -75,40 +81,42 @@ class Docker:
                 found[name] = state
         return found
 
-    def follow(self, name):
+    def follow(self, name: str) -> None:
         """Reads the container's whole log from now on as it comes (logs(name) then answers from it)."""
         self.followed[name] = LogFollower([self.binary, "logs", "--follow", name])
 
-    def following(self, name):
+    def following(self, name: str) -> bool:
         return name in self.followed and self.followed[name].following()
 
-    def logs(self, name, lines=None):
+    def logs(self, name: str, lines: int | None = None) -> str:
         if not lines and self.following(name):
             return self.followed[name].text()
         args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
         _rc, out, err = commands.run(self.module, args)
-        return out + err
+        return str(out + err)
 
 
-def http_get(url, headers=None, timeout=3, ca_path=None, body=None):
+def http_get(url: str, headers: Mapping[str, str] | None = None, timeout: float = 3, ca_path: str | None = None,
+             body: bytes | None = None) -> tuple[int, bytes]:
     """(status, body) of a GET (a POST with ``body``). A plain HTTP/1.1 request without "Connection: close": Memcache's
     metrics server (memcache-hybrid 1.3.0) answers such a request without its body. HTTPS checks the
     certificate against ca_path (else the system's trust store)."""
     parts = urllib.parse.urlsplit(url)
+    connection: http.client.HTTPConnection
     if parts.scheme == "https":
         context = ssl.create_default_context(cafile=ca_path or None)
-        connection = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout, context=context)
+        connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout, context=context)
     else:
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     try:
-        connection.request("GET" if body is None else "POST", parts.path or "/", body=body, headers=headers or {})
+        connection.request("GET" if body is None else "POST", parts.path or "/", body=body, headers=dict(headers or {}))
         response = connection.getresponse()
         return response.status, response.read()
     finally:
         connection.close()
 
 
-def json_or_none(url, body=None):
+def json_or_none(url: str, body: bytes | None = None) -> t.Any:
     """A JSON answer, None when there is no 200 with JSON (down, starting)."""
     try:
         status, answer = http_get(url, body=body)
@@ -117,7 +125,7 @@ def json_or_none(url, body=None):
         return None
 
 
-def ha_role(spec):
+def ha_role(spec: LaunchSpec) -> str | None:
     """A service in HA, now: a Mooncake master's leader / warmup / standby, an etcd member's leader / follower
     (etcd's /v3/maintenance/status: the leader's id against its own), "down" when it does not answer; None for the
     rest."""
@@ -132,13 +140,13 @@ def ha_role(spec):
     return None
 
 
-def reads_logs(spec):
+def reads_logs(spec: LaunchSpec) -> bool:
     """Whether the spec's readiness probe reads the container's log (from docker, not a look at a port)."""
     ready = spec.get("ready") or {}
     return "http" not in ready and "log" in ready
 
 
-def probe(docker, spec):
+def probe(docker: Docker, spec: LaunchSpec) -> bool:
     ready = spec.get("ready") or {}
     if "http" in ready:
         try:

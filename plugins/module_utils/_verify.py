@@ -12,9 +12,12 @@ pool, or in a PD decode the prefill's KV).
 from __future__ import annotations
 
 import re
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
@@ -23,7 +26,7 @@ EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries_total"
 CACHE_METRICS = (PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
 
 
-def base_url(spec):
+def base_url(spec: LaunchSpec) -> str | None:
     """http://address:port of a spec that answers HTTP: an API engine's or a service's (its meta), else None."""
     if spec_meta.is_engine(spec):
         return spec_meta.api_url(spec)
@@ -32,7 +35,7 @@ def base_url(spec):
     return match.group(1) if match else None
 
 
-def targets(specs):
+def targets(specs: Sequence[LaunchSpec]) -> dict[str, t.Any]:
     """What verify asks: API ranks (models, metrics), services with an HTTP endpoint, the front for completions,
     and the ranks whose cache counters must show reuse (every API rank but decode ranks, which only take KV)."""
     api = [s for s in specs if spec_meta.is_engine(s) and base_url(s)]
@@ -45,7 +48,7 @@ def targets(specs):
             "model": spec_meta.served_model(api[0]) if api else None}
 
 
-def relay_probe(specs):
+def relay_probe(specs: Sequence[LaunchSpec]) -> tuple[LaunchSpec, str, str] | None:
     """(the metrics relay, the URL of one endpoint's /metrics through it, that endpoint's name) when the cluster has a
     relay and an endpoint to relay, else None: verify asks it as the monitoring would."""
     relay = metrics_relay.relay_of(specs)
@@ -55,12 +58,12 @@ def relay_probe(specs):
     return relay, spec_meta.of(relay)["relay_url"] + metrics_relay.route(relayed), relayed["name"]
 
 
-def kv_pairs(found):
+def kv_pairs(found: Mapping[str, t.Any]) -> list[tuple[LaunchSpec, LaunchSpec]]:
     """(prefill, decode) for every prefill instance with every decode instance, each by its first API engine: the pairs
     whose KV path verify proves itself, with the proxy's two requests, so that one broken pair cannot hide behind
     the balancer (a 1P1D cluster has one pair)."""
-    def firsts(role):
-        chosen = {}
+    def firsts(role: str) -> list[LaunchSpec]:
+        chosen: dict[str, LaunchSpec] = {}
         for spec in found["api"]:
             if spec_meta.role(spec) == role:
                 chosen.setdefault(spec_meta.instance(spec) or role, spec)
@@ -68,7 +71,7 @@ def kv_pairs(found):
     return [(prefill, decode) for prefill in firsts("prefill") for decode in firsts("decode")]
 
 
-def prefill_request(model, prompt):
+def prefill_request(model: str, prompt: str) -> dict[str, t.Any]:
     """What vllm-ascend's proxy sends a prefill engine (its build_prefill_request): one token, and the KV kept for a
     remote decode, whose whereabouts come back in the answer's kv_transfer_params."""
     return {"model": model, "prompt": prompt, "max_tokens": 1, "min_tokens": 1, "stream": False, "temperature": 0,
@@ -76,18 +79,18 @@ def prefill_request(model, prompt):
                                    "remote_block_ids": None, "remote_host": None, "remote_port": None}}
 
 
-def greedy_request(model, prompt, tokens=8):
+def greedy_request(model: str, prompt: str, tokens: int = 8) -> dict[str, t.Any]:
     """A completion of 8 tokens, greedy and ignoring EOS (vLLM's): a sampled answer may be only the first bytes of a
     character, or end at once, which says nothing about the cluster; a greedy one is the same on every run."""
     return {"model": model, "prompt": prompt, "max_tokens": tokens, "temperature": 0, "ignore_eos": True}
 
 
-def decode_request(model, prompt, kv_transfer_params, tokens=8):
+def decode_request(model: str, prompt: str, kv_transfer_params: t.Any, tokens: int = 8) -> dict[str, t.Any]:
     """The decode half: the same prompt, greedy, with the prefill's kv_transfer_params."""
     return dict(greedy_request(model, prompt, tokens), kv_transfer_params=kv_transfer_params)
 
 
-def disagreement(pd_text, alone_text):
+def disagreement(pd_text: str, alone_text: str) -> dict[str, t.Any] | None:
     """Where a PD answer first differs from a prefill engine's own answer to the same greedy prompt, None when they
     agree. Both are the same number of greedy tokens: a decode continuing from the prefill's KV answers what the
     prefill alone does, unless P and D disagree on the KV's block_size or layout, which gives other text with
@@ -98,13 +101,13 @@ def disagreement(pd_text, alone_text):
     return {"at": at, "pd": pd_text[at:at + 24], "alone": alone_text[at:at + 24]}
 
 
-def disagreement_text(found, where, prefill, tokens):
+def disagreement_text(found: Mapping[str, t.Any], where: str, prefill: str, tokens: int) -> str:
     return ("%s answers other text than %s alone to the same greedy prompt, from character %d (%r against %r), within "
             "the first %d tokens: P and D disagree on the KV's block_size or layout (vllm-ascend #14545)"
             % (where, prefill, found["at"], found["pd"], found["alone"], tokens))
 
 
-def pair_line(pair):
+def pair_line(pair: Mapping[str, t.Any]) -> str:
     """A report line of one prefill-decode pair's check."""
     shown = "HTTP %s, %g prompt tokens from the prefill's KV, text %r%s" % (
         pair["status"] or "nothing", pair["loaded"], (pair.get("text") or "")[:30],
@@ -113,24 +116,25 @@ def pair_line(pair):
     return "KV pair %s: %s%s%s" % (pair["pair"], "ok, " if pair["ok"] else "FAILED, ", shown if pair["ok"] else pair["why"], tries)
 
 
-def repeats(spec):
+def repeats(spec: LaunchSpec) -> int:
     """Sends of the long prompt to an API rank so that two reach one engine: one more than the engines behind
     it (the whole DP group when one API server fronts it, as vLLM balances by load; one with a rank of its own)."""
     return spec_meta.engines_behind(spec) + 1
 
 
-def long_prompt(nonce, words=600):
+def long_prompt(nonce: str, words: int = 600) -> str:
     """A prompt of several KV blocks (block size 128) that no earlier run sent (the nonce comes first)."""
     return " ".join(["verify-%s" % nonce] + ["word%d" % (i % 97) for i in range(words - 1)])
 
 
-def deltas(before, after, names=CACHE_METRICS):
+def deltas(before: Mapping[str, float], after: Mapping[str, float], names: Iterable[str] = CACHE_METRICS) -> dict[str, float]:
     return {name: after.get(name, 0.0) - before.get(name, 0.0) for name in names}
 
 
-def reuse_findings(counting_deltas, decode_deltas, pd):
+def reuse_findings(counting_deltas: Mapping[str, Mapping[str, float]], decode_deltas: Mapping[str, Mapping[str, float]],
+                   pd: bool) -> list[str]:
     """Problems with the cache counters: none rose on a repeated prompt; a PD decode took no KV from prefill."""
-    problems = []
+    problems: list[str] = []
     reused = sum(d[PREFIX_HITS] + d[EXTERNAL_HITS] for d in counting_deltas.values())
     if counting_deltas and reused <= 0:
         problems.append("a prompt sent twice to %s hit no cache: %s and %s did not rise"
@@ -141,7 +145,7 @@ def reuse_findings(counting_deltas, decode_deltas, pd):
     return problems
 
 
-def pool_sharing(order, counting_deltas):
+def pool_sharing(order: Sequence[str], counting_deltas: Mapping[str, Mapping[str, float]]) -> dict[str, t.Any] | None:
     """What proves a KV pool is shared: the long prompt goes to the pooled engines one after another, so
     every engine after the first finds its blocks in the pool (external hits) though its own cache never
     saw it. {"first": engine that stored them, "found": {engine: tokens found}, "missed": [engines]}."""
@@ -152,7 +156,7 @@ def pool_sharing(order, counting_deltas):
     return {"first": order[0], "found": found, "missed": [name for name in later if name not in found]}
 
 
-def pool_line(sharing):
+def pool_line(sharing: Mapping[str, t.Any] | None) -> str | None:
     if sharing is None:
         return None
     if sharing["found"]:
@@ -163,13 +167,15 @@ def pool_line(sharing):
         sharing["first"], ", ".join(sharing["missed"]))
 
 
-def service_changes(before, after, limit=4):
+def service_changes(before: Mapping[str, float], after: Mapping[str, float], limit: int = 4) -> list[str]:
     """The pool service's own counters that moved, largest first, as "name +delta"."""
     moved = [(after[name] - before.get(name, 0.0), name) for name in after if after[name] != before.get(name, 0.0)]
     return ["%s %+g" % (name, delta) for delta, name in sorted(moved, reverse=True)[:limit]]
 
 
-def report(checks, completion, counters, services, sharing=None, pairs=()):
+def report(checks: Iterable[Mapping[str, t.Any]], completion: Mapping[str, t.Any] | None, counters: Mapping[str, Mapping[str, t.Any]],
+           services: Mapping[str, list[str]], sharing: Mapping[str, t.Any] | None = None,
+           pairs: Iterable[Mapping[str, t.Any]] = ()) -> list[str]:
     """The printable report: per endpoint status and latency, the completion with its TTFT, each prefill-decode
     pair's KV path, the counters, what showed the KV pool shared."""
     lines = ["%-40s %-22s %-6s %s" % ("ENDPOINT", "CHECK", "RESULT", "LATENCY")]
@@ -191,7 +197,7 @@ def report(checks, completion, counters, services, sharing=None, pairs=()):
             lines.append("the warm-up completion before it was not served (HTTP %s, %r): the first request between a "
                          "decode and a prefill engine opens their KV side channel" % (warmup["status"] or "nothing", warmup["text"][:80]))
     lines += [pair_line(pair) for pair in pairs]
-    still = []
+    still: list[str] = []
     for name, row in sorted(counters.items()):
         shown = [metric for metric in CACHE_METRICS if metric in row["after"] or metric in row["before"]]
         if all(row["before"].get(metric, 0.0) == row["after"].get(metric, 0.0) for metric in shown):

@@ -19,9 +19,9 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import ssl
 import urllib.parse
 
+from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import api_url, front_door, kind
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import ca as ca_file
 
@@ -132,7 +132,8 @@ class AdminApi:
     """The proxy's admin API at url, with an admin key (or none: the proxy's own host) and a CA for HTTPS."""
 
     def __init__(self, url, key=None, ca=None, timeout=10):
-        self.parts = urllib.parse.urlsplit(url)
+        parts = urllib.parse.urlsplit(url)
+        self.origin = "%s://%s" % (parts.scheme, parts.netloc)
         self.key, self.ca, self.timeout = key, ca, timeout
 
     def call(self, path, role, members):
@@ -140,21 +141,14 @@ class AdminApi:
         headers = {"Content-Type": "application/json"}
         if self.key:
             headers["Authorization"] = "Bearer " + self.key
-        if self.parts.scheme == "https":
-            connection = http.client.HTTPSConnection(self.parts.hostname, self.parts.port, timeout=self.timeout,
-                                                     context=ssl.create_default_context(cafile=self.ca or None))
-        else:
-            connection = http.client.HTTPConnection(self.parts.hostname, self.parts.port, timeout=self.timeout)
+        request = json.dumps({"type": role, "instances": list(members)}).encode()
         try:
-            connection.request("POST", path, body=json.dumps({"type": role, "instances": list(members)}), headers=headers)
-            response = connection.getresponse()
-            body = response.read().decode(errors="replace")
+            status, raw = http_get(self.origin + path, headers, self.timeout, ca_path=self.ca, body=request)
         except http.client.HTTPException as err:
             raise OSError("%s: %s" % (path, err)) from None
-        finally:
-            connection.close()
-        if response.status != 200:
-            raise ValueError("%s answered %d: %s" % (path, response.status, body[:300]))
+        body = raw.decode(errors="replace")
+        if status != 200:
+            raise ValueError("%s answered %d: %s" % (path, status, body[:300]))
         answer = json.loads(body)
         if "error" in answer:
             raise ValueError("%s: %s" % (path, answer["error"]))

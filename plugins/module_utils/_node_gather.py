@@ -22,8 +22,8 @@ from ansible_collections.llmops.inference.plugins.module_utils import _commands 
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
+from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._npu import HCCN_QUERIES, TOOL_PATHS, parse_hccn, parse_npu_smi_info, parse_ping
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import http_get
 
 # Where the Ascend software records its version (first match wins).
 VERSION_FILES = (

@@ -13,16 +13,15 @@ import http.client
 import json
 import re
 import socket
-import ssl
 import subprocess
 import threading
 import typing as t
-import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 
 
@@ -94,26 +93,6 @@ class Docker:
         args = [self.binary, "logs"] + (["--tail", str(lines)] if lines else []) + [name]
         _rc, out, err = commands.run(self.module, args)
         return str(out + err)
-
-
-def http_get(url: str, headers: Mapping[str, str] | None = None, timeout: float = 3, ca_path: str | None = None,
-             body: bytes | None = None) -> tuple[int, bytes]:
-    """(status, body) of a GET (a POST with ``body``). A plain HTTP/1.1 request without "Connection: close": Memcache's
-    metrics server (memcache-hybrid 1.3.0) answers such a request without its body. HTTPS checks the
-    certificate against ca_path (else the system's trust store)."""
-    parts = urllib.parse.urlsplit(url)
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        context = ssl.create_default_context(cafile=ca_path or None)
-        connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout, context=context)
-    else:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
-    try:
-        connection.request("GET" if body is None else "POST", parts.path or "/", body=body, headers=dict(headers or {}))
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
 
 
 def json_or_none(url: str, body: bytes | None = None) -> t.Any:

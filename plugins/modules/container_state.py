@@ -190,9 +190,10 @@ from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._container_state import INSPECT_FORMAT, cluster_containers, compare, parse_inspect
 from ansible_collections.llmops.inference.plugins.module_utils._files import differing
 from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
+from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
 from ansible_collections.llmops.inference.plugins.module_utils._node_gather import ARGUMENT_SPEC, gathered
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, http_get, probe
+from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
 from ansible_collections.llmops.inference.plugins.module_utils._rollout import RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record
 
 

@@ -19,9 +19,12 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import typing as t
 import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import api_url, front_door, kind
 from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import ca as ca_file
 
@@ -29,9 +32,9 @@ ROLES = ("prefill", "decode")
 LISTS = {"prefill": "current_prefill_instances", "decode": "current_decode_instances"}
 
 
-def planned(specs):
+def planned(specs: Sequence[LaunchSpec]) -> dict[str, list[str]]:
     """{role: [member, ...]} the plan's engines give the proxy, in spec order."""
-    found = {role: [] for role in ROLES}
+    found: dict[str, list[str]] = {role: [] for role in ROLES}
     for spec in specs:
         member = front_door(spec)
         if member and member[1] not in found[member[0]]:
@@ -39,12 +42,12 @@ def planned(specs):
     return found
 
 
-def proxy_of(specs):
+def proxy_of(specs: Sequence[LaunchSpec]) -> LaunchSpec | None:
     """The proxy's spec among a cluster's specs, else None."""
     return next((spec for spec in specs if kind(spec) == "proxy"), None)
 
 
-def door_of(specs):
+def door_of(specs: Sequence[LaunchSpec]) -> dict[str, t.Any] | None:
     """{"host", "url", "ca", "secret_env", "members"} of the plan's front door (its proxy, the plan's members), else
     None."""
     proxy = proxy_of(specs)
@@ -54,38 +57,38 @@ def door_of(specs):
             "secret_env": proxy.get("secret_env"), "members": planned(specs)}
 
 
-def of_specs(specs):
+def of_specs(specs: Sequence[LaunchSpec]) -> list[dict[str, str]]:
     """[{"role", "member"}] of the given engine specs (an instance's, for a roll)."""
     return [{"role": m[0], "member": m[1]} for m in (front_door(s) for s in specs) if m]
 
 
-def by_role(items):
+def by_role(items: Iterable[Mapping[str, str]]) -> dict[str, list[str]]:
     """{role: [member, ...]} of [{"role", "member"}] items."""
-    found = {role: [] for role in ROLES}
+    found: dict[str, list[str]] = {role: [] for role in ROLES}
     for item in items:
         if item["member"] not in found[item["role"]]:
             found[item["role"]].append(item["member"])
     return found
 
 
-def listed(answer):
+def listed(answer: Mapping[str, t.Any]) -> dict[str, list[str]]:
     """{role: [member, ...]} the proxy holds, from the answer of an admin call."""
     return {role: [str(m) for m in answer.get(LISTS[role]) or ()] for role in ROLES}
 
 
-def unplanned(current, plan):
+def unplanned(current: Mapping[str, Sequence[str]], plan: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """{role: [member]} the proxy lists that the plan does not have (a removed instance's)."""
     return {role: [m for m in current[role] if m not in plan[role]] for role in ROLES}
 
 
-def unreached(members, machines):
+def unreached(members: Mapping[str, Sequence[str]], machines: Iterable[str]) -> dict[str, list[str]]:
     """{role: [member]} of members on no machine of the inventory (``machines``: addresses): a host removed from the
     inventory before it was retired, whose containers deploy cannot reach."""
     known = set(machines)
     return {role: [m for m in members.get(role) or () if m.rpartition(":")[0] not in known] for role in ROLES}
 
 
-def missing(current, plan):
+def missing(current: Mapping[str, Sequence[str]], plan: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """{role: [member]} the plan has that the proxy does not list (a new instance's)."""
     return {role: [m for m in plan[role] if m not in current[role]] for role in ROLES}
 
@@ -94,36 +97,36 @@ def missing(current, plan):
 DOOR_STATE = re.compile(r'^llmops_front_door_member_state\{role="(\w+)",member="([^"]+)",state="(\w+)"\} 1$', re.MULTILINE)
 
 
-def door_states(metrics_text):
+def door_states(metrics_text: str | None) -> dict[str, str]:
     """{member: state} as the front door sees its members (serving, ejected, probation), from its /metrics."""
     return {member: state for _role, member, state in DOOR_STATE.findall(metrics_text or "")}
 
 
-def first_key(text):
+def first_key(text: str | None) -> str | None:
     """The admin key the collection's calls use: the first non-empty line of the keys text, else None."""
     return next((line.strip() for line in (text or "").splitlines() if line.strip()), None)
 
 
-def compared(url, key, ca, wanted):
+def compared(url: str, key: str | None, ca: str | None, wanted: Mapping[str, t.Any]) -> dict[str, t.Any]:
     """What the running front door lists against the plan's members ({role: [member]}): {"missing", "unplanned"} by
     role, or {"error"} when its admin API does not answer (deploy then asks again, in the task that acts on it)."""
-    wanted = {role: [str(m) for m in wanted.get(role) or ()] for role in ROLES}
+    plan = {role: [str(m) for m in wanted.get(role) or ()] for role in ROLES}
     try:
         current = AdminApi(url, key=key, ca=ca).lists()
     except (OSError, ValueError) as err:
         return {"error": "the front door's admin API at %s: %s" % (url, err)}
-    return {"missing": missing(current, wanted), "unplanned": unplanned(current, wanted)}
+    return {"missing": missing(current, plan), "unplanned": unplanned(current, plan)}
 
 
-def count(members):
+def count(members: Mapping[str, Sequence[str]]) -> int:
     return sum(len(v) for v in members.values())
 
 
-def text(members):
+def text(members: Mapping[str, Sequence[str]]) -> str:
     return ", ".join("%s %s" % (role, " ".join(members[role])) for role in ROLES if members.get(role)) or "none"
 
 
-def metrics_urls(members):
+def metrics_urls(members: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """{member: its /metrics URL}: where a member's in-flight requests are read before its container stops."""
     return {m: "http://%s/metrics" % m for role in ROLES for m in members.get(role) or ()}
 
@@ -131,12 +134,12 @@ def metrics_urls(members):
 class AdminApi:
     """The proxy's admin API at url, with an admin key (or none: the proxy's own host) and a CA for HTTPS."""
 
-    def __init__(self, url, key=None, ca=None, timeout=10):
+    def __init__(self, url: str, key: str | None = None, ca: str | None = None, timeout: float = 10) -> None:
         parts = urllib.parse.urlsplit(url)
         self.origin = "%s://%s" % (parts.scheme, parts.netloc)
         self.key, self.ca, self.timeout = key, ca, timeout
 
-    def call(self, path, role, members):
+    def call(self, path: str, role: str, members: Iterable[str]) -> dict[str, t.Any]:
         """The answer of POST path for role's members (a list); raises OSError or ValueError naming what failed."""
         headers = {"Content-Type": "application/json"}
         if self.key:
@@ -149,24 +152,24 @@ class AdminApi:
         body = raw.decode(errors="replace")
         if status != 200:
             raise ValueError("%s answered %d: %s" % (path, status, body[:300]))
-        answer = json.loads(body)
+        answer: dict[str, t.Any] = json.loads(body)
         if "error" in answer:
             raise ValueError("%s: %s" % (path, answer["error"]))
         return answer
 
-    def lists(self):
+    def lists(self) -> dict[str, list[str]]:
         """{role: [member]} the proxy holds."""
         return listed(self.call("/instances/add", "prefill", []))
 
-    def remove(self, members):
+    def remove(self, members: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
         """Take members out; returns the lists after (a member still in flight stays listed, tainted)."""
         return self._each("/instances/remove", members)
 
-    def add(self, members):
+    def add(self, members: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
         """Put members in (or back); returns the lists after (a new member waits until its /v1/models answers)."""
         return self._each("/instances/add", members)
 
-    def _each(self, path, members):
+    def _each(self, path: str, members: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
         """POST path for each role with members; the lists after the last call (read anew when there was none)."""
         answer = None
         for role in ROLES:

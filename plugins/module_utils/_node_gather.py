@@ -17,6 +17,8 @@ import importlib.util
 import json
 import os
 import stat
+import typing as t
+from collections.abc import Iterable, Mapping
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as _node
@@ -50,7 +52,7 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def npu_facts(module):
+def npu_facts(module: t.Any) -> dict[str, t.Any]:
     tool = module.get_bin_path("npu-smi", opt_dirs=TOOL_PATHS)
     if tool is None:
         return {"tool": None}
@@ -60,7 +62,7 @@ def npu_facts(module):
     return dict(parse_npu_smi_info(out), tool=tool)
 
 
-def gpu_facts(module):
+def gpu_facts(module: t.Any) -> dict[str, t.Any]:
     """GPUs and the processes using them, from nvidia-smi (H100 hosts)."""
     tool = module.get_bin_path("nvidia-smi")
     if tool is None:
@@ -76,9 +78,9 @@ def gpu_facts(module):
             "processes": [{"gpu": index.get(app["uuid"]), "pid": app["pid"], "name": app["name"]} for app in apps]}
 
 
-def docker_facts(module):
+def docker_facts(module: t.Any) -> dict[str, t.Any]:
     docker = module.get_bin_path("docker")
-    facts = {"binary": docker, "answers": False, "version": None, "runtimes": [], "requests": False}
+    facts: dict[str, t.Any] = {"binary": docker, "answers": False, "version": None, "runtimes": [], "requests": False}
     # found, not imported, only for speed: importing requests would cost every deploy's look CPU on each host
     facts["requests"] = importlib.util.find_spec("requests") is not None
     if docker:
@@ -91,7 +93,7 @@ def docker_facts(module):
     return facts
 
 
-def container_names(module, cluster):
+def container_names(module: t.Any, cluster: str | None) -> dict[str, str]:
     """{container id: name} of the cluster's containers on the host."""
     docker = module.get_bin_path("docker")
     if not docker or not cluster:
@@ -100,8 +102,8 @@ def container_names(module, cluster):
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line) if rc == 0 else {}
 
 
-def path_facts(path):
-    facts = {"exists": os.path.exists(path)}
+def path_facts(path: str) -> dict[str, t.Any]:
+    facts: dict[str, t.Any] = {"exists": os.path.exists(path)}
     if not facts["exists"]:
         # where it will be created: the free space of its nearest existing parent
         parent = os.path.dirname(path.rstrip("/")) or "/"
@@ -121,7 +123,7 @@ def path_facts(path):
     return facts
 
 
-def nic_facts(module, name):
+def nic_facts(module: t.Any, name: str) -> dict[str, t.Any]:
     facts = _node.nic(name)
     facts["addresses"] = []
     ip = module.get_bin_path("ip")
@@ -132,7 +134,7 @@ def nic_facts(module, name):
     return facts
 
 
-def image_facts(module, images):
+def image_facts(module: t.Any, images: Iterable[str]) -> dict[str, bool]:
     docker = module.get_bin_path("docker")
     present = {}
     for image in images:
@@ -141,7 +143,7 @@ def image_facts(module, images):
     return present
 
 
-def memory_facts():
+def memory_facts() -> dict[str, int | None]:
     with open("/proc/meminfo", encoding="ascii") as handle:
         facts = _node.meminfo(handle.read())
     try:
@@ -152,7 +154,7 @@ def memory_facts():
     return facts
 
 
-def version_facts():
+def version_facts() -> dict[str, dict[str, str]]:
     found = {}
     for component, pattern in VERSION_FILES:
         for path in sorted(glob.glob(pattern)):
@@ -164,18 +166,18 @@ def version_facts():
     return found
 
 
-def fabric_facts(module, npus):
+def fabric_facts(module: t.Any, npus: Iterable[int]) -> dict[str, t.Any]:
     tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
     if tool is None:
         return {"tool": None}
     queries = [(npu, what, [tool, "-i", str(npu)] + argv) for npu in npus for what, argv in HCCN_QUERIES]
-    found = {str(npu): {} for npu in npus}
+    found: dict[str, dict[str, str | None]] = {str(npu): {} for npu in npus}
     for (npu, what, _argv), (_rc, out, err) in zip(queries, parallel(module, [q[2] for q in queries])):
         found[str(npu)][what] = parse_hccn(what, out + err)
     return {"tool": tool, "npus": found}
 
 
-def etcd_facts(endpoints):
+def etcd_facts(endpoints: Iterable[str]) -> dict[str, dict[str, bool]]:
     """{endpoint: {reachable, healthy}}: etcd's /health is {"health": "true"} while its member sees a leader."""
     found = {}
     for endpoint in endpoints:
@@ -188,14 +190,14 @@ def etcd_facts(endpoints):
     return found
 
 
-def parallel(module, argvs):
+def parallel(module: t.Any, argvs: list[list[str]]) -> list[tuple[int, str, str]]:
     """(rc, stdout, stderr) of each command, in order, at most 8 at a time: hccn_tool answers each query
     after a round trip to the NPU, and a node has 8 or 16 NPUs of 4 queries each."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(lambda argv: commands.run(module, argv), argvs))
 
 
-def ping_facts(module, pings):
+def ping_facts(module: t.Any, pings: Iterable[Mapping[str, t.Any]]) -> list[dict[str, t.Any]]:
     tool = module.get_bin_path("hccn_tool", opt_dirs=TOOL_PATHS)
     if tool is None:
         return [dict(ping, ok=False) for ping in pings]
@@ -203,13 +205,13 @@ def ping_facts(module, pings):
     return [dict(ping, ok=parse_ping(out + err)) for ping, (_rc, out, err) in zip(pings, answers)]
 
 
-def process_facts(module, gather, cluster, containers=None):
+def process_facts(module: t.Any, gather: set[str], cluster: str | None, containers: dict[str, str] | None = None) -> dict[str, t.Any]:
     """listeners (with port_ranges) and devices: both name the processes, and the cluster's containers holding them
     ({container id: name}, looked up unless the caller has them)."""
     if containers is None:
         containers = container_names(module, cluster)
     procs = _node.processes()
-    facts = {}
+    facts: dict[str, t.Any] = {}
     if "listeners" in gather:
         facts["listeners"] = _node.port_holders(_node.listening_ports(), procs, containers)
         facts["port_ranges"] = _node.port_ranges()
@@ -218,7 +220,7 @@ def process_facts(module, gather, cluster, containers=None):
     return facts
 
 
-def gathered(module, gather, params, containers=None):
+def gathered(module: t.Any, gather: set[str], params: Mapping[str, t.Any], containers: dict[str, str] | None = None) -> dict[str, t.Any]:
     """The facts of each kind in ``gather`` (KINDS), with ``params`` (OPTIONS), gathered side by side: each waits on its
     own tool (npu-smi, the Docker engine, hccn_tool, nft), so a host answers in about the time of its slowest kind
     rather than their sum. ``containers``: the cluster's containers on the host ({id: name}) when the caller has just

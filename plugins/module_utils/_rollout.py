@@ -454,7 +454,7 @@ def _taken_out(start: list[LaunchSpec], groups: dict[str, list[LaunchSpec]],
         return all(uid(member) in running for member in groups[group])
 
     restarted = _ordered(dp_group(s) for s in start if is_engine(s))
-    out: list[str] = []
+    out: list[dict[str, str]] = []
     drain: dict[str, str] = {}
     names: list[str] = []
     for group in restarted:

@@ -33,6 +33,8 @@ import hashlib
 import ipaddress
 import os
 import re
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
 from ansible_collections.llmops.inference.plugins.module_utils._files import read_text, write_text
@@ -83,11 +85,12 @@ def systemd_runs() -> bool:
     return os.path.isdir(SYSTEMD_RUNNING)
 
 
-def found_on_host(module, table, path, text=None):
+def found_on_host(module: t.Any, table: str | None, path: str | None, text: str | None = None) -> dict[str, t.Any]:
     """{nft: its path or None, loaded: the table is loaded, file: its rules file exists, unit: its boot unit exists} on
     the module's host; with the planned rules ``text``, also current: the loaded table carries the digest of those
     rules and the file and the boot unit hold them, so deploy has nothing to load or write (a secured cluster's no-op
     run then leaves the firewall role out)."""
+    table, path = table or "", path or ""
     nft = module.get_bin_path("nft")
     loaded = False
     listing = ""
@@ -95,10 +98,10 @@ def found_on_host(module, table, path, text=None):
         rc, listing, _err = commands.run(module, [nft, "list", "table", "inet", table])
         loaded = rc == 0
     unit = boot_unit_path(table) if table else ""
-    found = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path), "unit": bool(unit) and os.path.exists(unit)}
+    found: dict[str, t.Any] = {"nft": nft, "loaded": loaded, "file": bool(path) and os.path.exists(path), "unit": bool(unit) and os.path.exists(unit)}
     if text is not None:
         planned = loaded_digest(text)
-        holds = _holds(path, text) and bool(nft) and _holds(unit, boot_unit(table, path, nft))
+        holds = _holds(path, text) and nft is not None and _holds(unit, boot_unit(table, path, nft))
         found["current"] = bool(loaded and planned and loaded_digest(listing) == planned and holds)
     return found
 
@@ -120,7 +123,7 @@ def _holds(path: str, text: str) -> bool:
     return _on_host(path) == text
 
 
-def load(module, path: str, text: str, table: str) -> str | None:
+def load(module: t.Any, path: str, text: str, table: str) -> str | None:
     """Writes the host's rules file (0644) and loads it with ``nft -f``, one transaction that replaces the collection's
     table only, then writes its boot unit and enables it where systemd runs (the host_firewall role's apply, and for a
     host where nothing of the cluster runs yet, the call of its first start, before any container of it listens).
@@ -139,7 +142,7 @@ def load(module, path: str, text: str, table: str) -> str | None:
     return _at_boot(module, table, boot_unit(table, path, nft))
 
 
-def _at_boot(module, table: str, unit_text: str) -> str | None:
+def _at_boot(module: t.Any, table: str, unit_text: str) -> str | None:
     """Writes the table's boot unit when it differs; where systemd runs, reloads it then and enables and starts it (its
     start loads the same file again: nothing changes)."""
     unit = boot_unit_path(table)
@@ -158,7 +161,7 @@ def _at_boot(module, table: str, unit_text: str) -> str | None:
     return None
 
 
-def remove(module, table: str, path: str) -> tuple[bool, str | None]:
+def remove(module: t.Any, table: str, path: str) -> tuple[bool, str | None]:
     """Deletes the collection's table, its rules file and its boot unit (disabled first where systemd runs; stopping it
     changes no rule), whichever is there. (whether anything was removed, what failed or None)."""
     removed = False
@@ -186,7 +189,7 @@ def remove(module, table: str, path: str) -> tuple[bool, str | None]:
     return removed, None
 
 
-def loaded_digest(text):
+def loaded_digest(text: str | None) -> str | None:
     """The digest in a table's comment (``nft list table`` output, or the rules file), else None."""
     match = _DIGEST.search(text or "")
     return match.group(1) if match else None
@@ -198,11 +201,11 @@ def rules_file(table: str, directory: str | None = None) -> str:
     return "%s/%s.nft" % ((directory or RULES_DIR).rstrip("/"), table)
 
 
-def table_name(cluster):
+def table_name(cluster: str) -> str:
     return "llmops_" + "".join(c if c.isalnum() else "_" for c in cluster)
 
 
-def _networks(values, variable, cluster):
+def _networks(values: Iterable[object] | None, variable: str, cluster: str) -> list[str]:
     networks = []
     for value in values or []:
         try:
@@ -217,10 +220,10 @@ def _networks(values, variable, cluster):
     return sorted(set(networks), key=ipaddress.ip_network)
 
 
-def _ranges(entries):
+def _ranges(entries: Iterable[Mapping[str, t.Any]]) -> list[str]:
     """nft set elements of (low, high) port ranges, merged."""
     spans = sorted((e["low"], e["high"]) for e in entries)
-    merged = []
+    merged: list[tuple[int, int]] = []
     for low, high in spans:
         if merged and low <= merged[-1][1] + 1:
             merged[-1] = (merged[-1][0], max(merged[-1][1], high))
@@ -229,7 +232,7 @@ def _ranges(entries):
     return ["%d" % low if low == high else "%d-%d" % (low, high) for low, high in merged]
 
 
-def _port_range(value, where, cluster):
+def _port_range(value: object, where: str, cluster: str) -> str:
     """A port or "low-high" as nft writes it; ValueError naming ``where`` otherwise."""
     text = str(value)
     parts = text.split("-")
@@ -239,9 +242,9 @@ def _port_range(value, where, cluster):
     return text
 
 
-def _open_ports(entries, cluster):
+def _open_ports(entries: Sequence[t.Any] | None, cluster: str) -> list[tuple[str, str, list[str]]]:
     """The operator's own services: [(protocol, port, networks)]."""
-    found = []
+    found: list[tuple[str, str, list[str]]] = []
     for index, entry in enumerate(entries or []):
         where = "host_firewall_open_ports[%d]" % index
         if not isinstance(entry, dict) or "port" not in entry or not entry.get("networks"):
@@ -254,7 +257,7 @@ def _open_ports(entries, cluster):
     return found
 
 
-def _ssh_ports(settings, cluster):
+def _ssh_ports(settings: Mapping[str, t.Any], cluster: str) -> list[str]:
     """The SSH ports every host answers on; ValueError when Ansible reaches a host on a port that is not one of them
     (the firewall would lock Ansible out of it)."""
     ports = [_port_range(port, "host_firewall_ssh_ports", cluster) for port in settings.get("ssh_ports", [22])]
@@ -267,7 +270,7 @@ def _ssh_ports(settings, cluster):
     return ports
 
 
-def check_settings(settings, has_front_door, cluster):
+def check_settings(settings: Mapping[str, t.Any], has_front_door: bool, cluster: str) -> tuple[list[str], list[str], list[str]]:
     """The settings' networks; ValueError naming the variable when they would not work."""
     clients = _networks(settings.get("client_networks"), "host_firewall_client_networks", cluster)
     monitoring = _networks(settings.get("monitoring_networks"), "host_firewall_monitoring_networks", cluster)
@@ -280,7 +283,7 @@ def check_settings(settings, has_front_door, cluster):
     return clients, monitoring, extra
 
 
-def _kept_to(ports, set_name):
+def _kept_to(ports: Sequence[str], set_name: str) -> list[str]:
     """Rules that give ``ports`` to ``set_name`` only: accepted from it, reset for anyone else (before the cluster's
     hosts are accepted on every port)."""
     if not ports:
@@ -289,7 +292,8 @@ def _kept_to(ports, set_name):
     return ["    tcp dport { %s } ip saddr @%s accept" % (listed, set_name), "    tcp dport { %s } reject with tcp reset" % listed]
 
 
-def _chain(front, metrics, ssh, operators, kept=()):
+def _chain(front: Sequence[str], metrics: Sequence[str], ssh: Sequence[str], operators: Iterable[tuple[str, str, list[str]]],
+           kept: Iterable[str] = ()) -> list[str]:
     """The input chain's rules, in the order they are matched."""
     rules = ['    iif "lo" accept',
              "    ct state established,related accept",  # replies to what the host asked (DNS, image pulls, apt)
@@ -308,7 +312,7 @@ def _chain(front, metrics, ssh, operators, kept=()):
     return ["  chain input {", "    type filter hook input priority filter - 1; policy accept;"] + rules + ["  }"]
 
 
-def _machines(plan):
+def _machines(plan: Mapping[str, t.Any]) -> dict[str, str]:
     """{inventory host: address} of every host of the plan (inventory hosts sharing a machine share its address)."""
     return dict(plan.get("machines") or {}, **{p["host"]: p["address"] for p in plan["processes"]})
 
@@ -317,48 +321,50 @@ class _Whole:
     """What every host's table reads of the whole plan, found once per plan for speed (found again for each host, the
     rendering grew with the square of the hosts)."""
 
-    def __init__(self, plan):
+    def __init__(self, plan: Mapping[str, t.Any]) -> None:
         self.machines = _machines(plan)
-        self.entries = {}  # machine: the host-space port entries of every inventory host on it (one table serves them)
-        self.reaching = {}  # reach: the inventory hosts with a port of it
+        # machine: the host-space port entries of every inventory host on it (one table serves them)
+        self.entries: dict[str, list[Mapping[str, t.Any]]] = {}
+        self.reaching: dict[str, set[str]] = {}  # reach: the inventory hosts with a port of it
         for host, ports in sorted((plan.get("ports") or {}).items()):
             self.entries.setdefault(self.machines.get(host, host), []).extend(e for e in ports if e["space"] == "host")
             for entry in ports:
                 self.reaching.setdefault(entry["reach"], set()).add(host)
-        groups = {}  # DP group: its inventory hosts
+        groups: dict[str, set[str]] = {}  # DP group: its inventory hosts
         for process in plan["processes"]:
             groups.setdefault(process["instance"], set()).add(process["host"])
         self.group_addresses = {group: _addresses(self.machines, hosts) for group, hosts in groups.items()}
         self.nodes = _addresses(self.machines, self.machines)
         self.engine_hosts = _addresses(self.machines, {p["host"] for p in plan["processes"]})
 
-    def on_machine(self, host):
+    def on_machine(self, host: str) -> list[Mapping[str, t.Any]]:
         """The host-space port entries of every inventory host on ``host``'s machine."""
         return self.entries.get(self.machines.get(host, host), [])
 
-    def hosts_with(self, reach):
+    def hosts_with(self, reach: str) -> set[str]:
         return self.reaching.get(reach, set())
 
 
-def _address_set(name, addresses):
+def _address_set(name: str, addresses: Sequence[str]) -> str:
     elements = " elements = { %s }" % ", ".join(addresses) if addresses else ""
     return "  set %s { type ipv4_addr; flags interval;%s }" % (name, elements)
 
 
-def _reaching(entries, *reaches):
+def _reaching(entries: Iterable[Mapping[str, t.Any]], *reaches: str) -> list[str]:
     return _ranges([e for e in entries if e["reach"] in reaches])
 
 
-def _addresses(machines, hosts):
+def _addresses(machines: Mapping[str, str], hosts: Iterable[str]) -> list[str]:
     return sorted({str(ipaddress.ip_address(machines[h])) for h in hosts if h in machines}, key=ipaddress.ip_address)
 
 
-def _set_name(group):
+def _set_name(group: str) -> str:
     """An nft set name for a DP group's hosts (letters, digits and underscores)."""
     return "group_" + re.sub(r"[^A-Za-z0-9_]", "_", group)
 
 
-def _kept(whole, entries, settings, extra, front_hosts):
+def _kept(whole: _Whole, entries: Sequence[Mapping[str, t.Any]], settings: Mapping[str, t.Any], extra: Sequence[str], front_hosts: set[str]
+          ) -> list[tuple[str, list[str], list[str]]]:
     """[(set name, its addresses, ports)] of the ports kept to some of the cluster's hosts (``front_hosts``: the front
     door's), in the order they are matched: etcd's peer port to its members, the pool services to the nodes, engine APIs to the front door's hosts,
     the metrics relay's and those verify runs from (and the extra cluster networks) when the cluster has a front door, each DP group's ports to
@@ -375,7 +381,7 @@ def _kept(whole, entries, settings, extra, front_hosts):
     return [(name, addresses, ports) for name, addresses, ports in kept if ports]
 
 
-def ruleset(plan, host, settings, whole=None):
+def ruleset(plan: Mapping[str, t.Any], host: str, settings: Mapping[str, t.Any], whole: _Whole | None = None) -> dict[str, t.Any]:
     """{"table", "digest", "text", "ports", ...} of one host's nftables table (``nft -f`` input); ``whole``: what
     rulesets() found of the plan once for every host."""
     cluster = plan["cluster"]
@@ -408,16 +414,16 @@ def ruleset(plan, host, settings, whole=None):
             "etcd_peers": kept_ports.get("etcd_members", []), "kept": kept_ports}
 
 
-def rulesets(plan, settings):
+def rulesets(plan: Mapping[str, t.Any], settings: Mapping[str, t.Any]) -> dict[str, dict[str, t.Any]]:
     """{host: ruleset} of every host of the plan."""
     whole = _Whole(plan)
     return {host: ruleset(plan, host, settings, whole) for host in sorted({p["host"] for p in plan["processes"]})}
 
 
-def problems(listings, rules):
+def problems(listings: Mapping[str, t.Any] | None, rules: Mapping[str, Mapping[str, t.Any]] | None) -> list[str]:
     """What status reports of the hosts' tables: ``listings`` by host (``nft list table`` results: rc, stdout),
     ``rules`` by host (rulesets()); a host without a listing (unreachable) is reported by the container look."""
-    found = []
+    found: list[str] = []
     for host, ruleset_ in sorted((rules or {}).items()):
         listing = (listings or {}).get(host) or {}
         if "rc" not in listing:

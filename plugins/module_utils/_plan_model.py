@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import re
 import typing as t
+from collections.abc import Iterable, Mapping, Sequence
 
 
 # Devices per node and how the runtime is told which of them a process may use. start_rank_zero: whether
@@ -81,7 +82,7 @@ NIXL_EXTRA_KEYS = ("backends", "bidirectional_kv_xfer", "decoder_kv_blocks_ttl",
 MOONCAKE_TOPOLOGY_KEYS = ("dp_size", "tp_size")
 
 
-def unknown_keys(raw, known, variable, strict=True):
+def unknown_keys(raw: Iterable[t.Any], known: Sequence[str], variable: str, strict: bool = True) -> list[tuple[str, str, str]]:
     """[(variable.key, message, fix)] for each key of raw that is not known. Not strict: only keys
     that look like a misspelt known key (an open schema, such as a connector's extra config)."""
     found = []
@@ -96,7 +97,7 @@ def unknown_keys(raw, known, variable, strict=True):
     return found
 
 
-def _require(mapping, key, where, kind=None):
+def _require(mapping: Mapping[str, t.Any], key: str, where: str, kind: type | None = None) -> t.Any:
     if key not in mapping or mapping[key] is None:
         raise InputError("%s: %s is required" % (where, key))
     value = mapping[key]
@@ -105,7 +106,7 @@ def _require(mapping, key, where, kind=None):
     return value
 
 
-def _optional(mapping, key, where, kind, default=None):
+def _optional(mapping: Mapping[str, t.Any], key: str, where: str, kind: type, default: t.Any = None) -> t.Any:
     value = mapping.get(key)
     if value is None:
         return default
@@ -114,14 +115,14 @@ def _optional(mapping, key, where, kind, default=None):
     return value
 
 
-def _is_kind(value, kind):
+def _is_kind(value: object, kind: type) -> bool:
     # bool is an int in Python; a port given as `true` is a typo, not a number.
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, kind)
 
 
-def _choice(value, choices, where, key):
+def _choice(value: t.Any, choices: Sequence[str], where: str, key: str) -> t.Any:
     if value not in choices:
         raise InputError("%s: %s must be one of %s, got %r" % (where, key, ", ".join(choices), value))
     return value
@@ -172,7 +173,7 @@ class Group:
         return "vllm_engine_groups.%s.%s" % (self.role, field)
 
 
-def group_name(role, instance):
+def group_name(role: str, instance: str | None) -> str:
     return role if instance is None else "%s-%s" % (role, instance)
 
 
@@ -194,7 +195,7 @@ class Node:
     retired: bool = False  # vllm_engine_retired: the node leaves the cluster, the plan gives it nothing
 
     @property
-    def group(self):
+    def group(self) -> str:
         """The name of the DP group (instance) this node's ranks belong to."""
         return group_name(self.role, self.instance)
 
@@ -255,42 +256,42 @@ class Cluster:
     nixl_extra_config: dict[str, t.Any] = dataclasses.field(default_factory=dict)  # NixlConnector's extra config
 
     @property
-    def visible_var(self):
+    def visible_var(self) -> str | None:
         return HARDWARE[self.hardware]["visible_var"]
 
     @property
-    def roles(self):
+    def roles(self) -> list[str]:
         """The roles the cluster runs, each once, whatever its instances."""
         return sorted({group.role for group in self.groups.values()})
 
-    def group_of(self, node):
+    def group_of(self, node: Node) -> Group | None:
         """The DP group (instance) of a node, or None when its role or instance is not declared."""
         return self.groups.get(node.group)
 
-    def groups_of(self, role):
+    def groups_of(self, role: str) -> list[Group]:
         """The instances of a role, the role's own first, then in the inventory's order."""
         return [group for group in self.groups.values() if group.role == role]
 
-    def nodes_of(self, group):
+    def nodes_of(self, group: Group) -> list[Node]:
         return [node for node in self.nodes if node.group == group.name]
 
     @property
-    def ascend(self):
+    def ascend(self) -> bool:
         return HARDWARE[self.hardware]["ascend"]
 
     @property
-    def start_rank_zero(self):
+    def start_rank_zero(self) -> bool:
         return HARDWARE[self.hardware]["start_rank_zero"]
 
     @property
-    def accelerators(self):
+    def accelerators(self) -> bool:
         """Whether ranks are given devices (NPUs or GPUs); CPU clusters have none to give."""
         return HARDWARE[self.hardware]["visible_var"] is not None
 
-    def rank_starts(self):
+    def rank_starts(self) -> dict[str, int]:
         """{host: first DP rank}; a node without rank_start continues after the previous node of its DP group."""
-        starts = {}
-        next_rank = {}
+        starts: dict[str, int] = {}
+        next_rank: dict[str, int] = {}
         for node in self.nodes:
             start = node.rank_start if node.rank_start is not None else next_rank.get(node.group, 0)
             starts[node.host] = start
@@ -298,7 +299,7 @@ class Cluster:
         return starts
 
 
-def parse_group(role, raw, unknown=None, where=None):
+def parse_group(role: str, raw: t.Any, unknown: list[tuple[str, str, str]] | None = None, where: str | None = None) -> Group:
     where = where or "vllm_engine_groups.%s" % role
     if not isinstance(raw, dict):
         raise InputError("%s must be a mapping" % where)
@@ -341,10 +342,11 @@ def parse_group(role, raw, unknown=None, where=None):
     )
 
 
-def parse_instances(raw, groups_raw, groups, unknown=None):
+def parse_instances(raw: t.Any, groups_raw: Mapping[str, t.Any], groups: Mapping[str, Group],
+                    unknown: list[tuple[str, str, str]] | None = None) -> dict[str, Group]:
     """The instances beyond each role's first (vllm_engine_instances): {name: Group}, in the inventory's order.
     ``groups_raw``: vllm_engine_groups as given, which an instance's overrides are laid over; ``groups``: it parsed."""
-    found = {}
+    found: dict[str, Group] = {}
     if not raw:
         return found
     if not isinstance(raw, dict):
@@ -366,7 +368,8 @@ def parse_instances(raw, groups_raw, groups, unknown=None):
     return found
 
 
-def _instance_group(first, previous, instance, overrides, unknown):
+def _instance_group(first: Mapping[str, t.Any], previous: Group, instance: str, overrides: Mapping[str, t.Any],
+                    unknown: list[tuple[str, str, str]] | None) -> Group:
     """An instance: its role's group as given (``first``) with the INSTANCE_KEYS it sets. The engine id template it
     inherits gets ``-{instance}`` unless it names {instance}, and inherited lookup ports follow the previous instance's
     ranks, so that ids and lookup ports stay unique across the cluster without the operator spelling them out."""
@@ -386,14 +389,14 @@ def _instance_group(first, previous, instance, overrides, unknown):
     if template is not None and "engine_id_template" not in overrides and "{instance}" not in template:
         template += "-{instance}"
     lookup = group.lookup_rpc_port_base
-    if lookup is not None and "lookup_rpc_port_base" not in overrides:
+    if lookup is not None and "lookup_rpc_port_base" not in overrides and previous.lookup_rpc_port_base is not None:
         lookup = previous.lookup_rpc_port_base + previous.dp_size
     return dataclasses.replace(group, name=group_name(role, instance), instance=instance, engine_id_template=template,
                                lookup_rpc_port_base=lookup, image=_optional(overrides, "image", where, str),
                                overrides=tuple(key for key in overrides if key in INSTANCE_KEYS))
 
 
-def parse_node(raw):
+def parse_node(raw: t.Any) -> Node:
     if not isinstance(raw, dict):
         raise InputError("every node must be a mapping, got %r" % (raw,))
     host = _require(raw, "host", "node", str)
@@ -417,7 +420,7 @@ def parse_node(raw):
     )
 
 
-def parse_pool(raw):
+def parse_pool(raw: t.Any) -> Pool | None:
     if raw is None:
         return None
     where = "kv pool"
@@ -438,7 +441,7 @@ def parse_pool(raw):
     )
 
 
-def parse_service(raw):
+def parse_service(raw: t.Any) -> Service:
     where = "service"
     if not isinstance(raw, dict):
         raise InputError("every service must be a mapping, got %r" % (raw,))
@@ -451,7 +454,7 @@ def parse_service(raw):
                    variables=variables if len(variables) == len(ports) else (), host_variable=_optional(raw, "host_variable", where, str))
 
 
-def mooncake_extra_unknown(extra):
+def mooncake_extra_unknown(extra: Mapping[str, t.Any]) -> list[tuple[str, str, str]]:
     variable = "vllm_engine_mooncake_extra_config"
     found = unknown_keys(extra, MOONCAKE_EXTRA_KEYS, variable, strict=False)
     for role in ("prefill", "decode"):
@@ -460,7 +463,7 @@ def mooncake_extra_unknown(extra):
     return found
 
 
-def parse_cluster(raw, unknown=None):
+def parse_cluster(raw: t.Any, unknown: list[tuple[str, str, str]] | None = None) -> Cluster:
     """Turn the module's ``cluster`` argument into a Cluster, or raise InputError.
 
     Keys the collection does not know are appended to ``unknown`` as (variable, message, fix).
@@ -514,7 +517,7 @@ def parse_cluster(raw, unknown=None):
     )
 
 
-def _role_args(raw):
+def _role_args(raw: Mapping[str, t.Any]) -> dict[str, dict[str, t.Any]]:
     for role, flags in raw.items():
         if flags is not None and not isinstance(flags, dict):
             raise InputError("vllm_engine_role_args.%s must be a mapping of flag to value, got %r" % (role, flags))

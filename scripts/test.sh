@@ -60,15 +60,18 @@ declare -A command=(
   [fresh-machine]="python -m pytest -q -s -p no:cacheprovider tests/integration/test_fresh_machine.py"
   [engine-parity]="python -m pytest -q -p no:cacheprovider tests/integration/test_engine_parity.py"
   # The newer ansible-cores meta/runtime.yml claims, with Debian 13's Python in a container: the newest gets the unit
-  # tests, plan mode, its sanity and a harness deploy (each where a lane has room), the one between its unit tests
+  # tests, plan mode, its sanity and the ucm_a2 seed deployed (its molecule scenario's converge, idempotence, verify
+  # and teardown), the one between its unit tests
   [core-2.21]="bash scripts/core_lane.sh 2.21.5 unit plan-mode"
   [core-2.21-sanity]="bash scripts/core_lane.sh 2.21.5 sanity"
   [core-2.21-deploy]="bash scripts/core_lane.sh 2.21.5 deploy"
   [core-2.20]="bash scripts/core_lane.sh 2.20.10 unit"
 )
-# One molecule scenario per topology (extensions/molecule): converge, idempotence, verify, cleanup; pd_a2's is the
-# deploy step's (below), `bash scripts/molecule.sh pd_a2` runs it by hand.
-for scenario in ucm_a2 dp_a2 pd_pool_a2 pd_pool_a3 single_a3 single_a5 pd_a3 ucm_h100 cpu_dp cpu_pd; do
+# A molecule scenario per kind of deployment (extensions/molecule): converge, idempotence, verify, cleanup. The
+# other seeds' scenarios are where a step already deploys the same: pd_a2 (the deploy step), pd_pool_a2 (pool-recovery),
+# ucm_a2 (core-2.21-deploy, a single node as single_a3 and single_a5 are, with UCM); pd_a3 is pd_pool_a3 without its
+# pool. Their specs plan mode compares with the seeds; `bash scripts/molecule.sh <seed>` runs any of them by hand.
+for scenario in dp_a2 pd_pool_a3 ucm_h100 cpu_dp cpu_pd; do
   command[molecule-$scenario]="bash scripts/molecule.sh $scenario"
 done
 
@@ -135,16 +138,17 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # Building the harness images (debootstrap, pip), real vLLM's venv and installing Prometheus is mostly
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
-together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity" "harness-images fresh-machine real-vllm monitoring core-2.21 core-2.20"
+# The core lanes run in a container of the fresh Debian 13 root, which fresh-machine makes.
+together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity monitoring" \
+  "harness-images fresh-machine real-vllm core-2.21 core-2.20 core-2.21-sanity"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait, then
-# pool-recovery (the pd_pool_a2 nodes: its molecule scenario is done with them by then). pd_a2's own scenario is not run:
-# the deploy step converges pd_a2 on the same nodes and tests its idempotence, verify and teardown (among much else).
-# The CPU is what CI lacks: both lanes together keep both cores busy until the molecules end, then each lane alone left
-# a third to a half of them idle (2026-12-05, vmstat), which pool-recovery, whose loads are a steady 20 requests a second
-# (tests/harness/load.py; a flood beside this lane once took the deploy step from 723 s to 2060 s), now uses.
-together "deploy instances preflight core-2.21-deploy core-2.21-sanity" \
-  "molecule-pd_pool_a2 molecule-ucm_a2 molecule-dp_a2 molecule-pd_pool_a3 molecule-single_a3 molecule-single_a5 molecule-pd_a3 molecule-ucm_h100 pool-recovery"
+# pool-recovery (the pd_pool_a2 nodes). The CPU is what CI lacks: both lanes together keep both cores busy until the
+# molecules end, then each lane alone left a third to a half of them idle (2026-12-05, vmstat), which pool-recovery,
+# whose loads are a steady 20 requests a second (tests/harness/load.py; a flood beside this lane once took the deploy
+# step from 723 s to 2060 s), now uses.
+together "deploy instances preflight" \
+  "molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery"
 # Alone: real vLLM, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane slowed the deploy
 # step from 846 s to 1108 s, which ate all it saved).
 alone benchmark-time-to-serving engine-parity molecule-cpu_dp molecule-cpu_pd

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -39,6 +40,11 @@ def nodes(inventory, action):
     teardown: each module deploys its own cluster) or down."""
     extra = ["--clean"] if action == "up" else []
     subprocess.run([sys.executable, str(HARNESS / "nodes.py"), action, *extra, str(inventory)], check=True, capture_output=True, text=True)
+
+
+def recap_changed(output):
+    """{host: its changed count} from a playbook's PLAY RECAP."""
+    return {host: int(changed) for host, changed in re.findall(r"^(\S+)\s*: ok=\d+\s+changed=(\d+)", output, re.M)}
 
 
 def node_docker(node, *args):

@@ -53,6 +53,7 @@ from harness import (
     node_docker,
     node_exec,
     nodes,
+    recap_changed,
     tcp_from,
     wait_http,
     wait_until,
@@ -67,10 +68,6 @@ TEARDOWN = ("-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2")
 
 def deploy(*extra, check=True):
     return run_playbook("pd_a2.yml", LAB, "-i", str(INVENTORY), *extra, check=check)
-
-
-def recap_changed(output):
-    return {host: int(changed) for host, changed in re.findall(r"^(\S+)\s*: ok=\d+\s+changed=(\d+)", output, re.M)}
 
 
 def all_containers():
@@ -214,26 +211,28 @@ def test_benchmark_refuses_bad_workloads_and_baselines_before_sending_a_request(
 
 
 def test_benchmark_flags_a_regression_against_its_baseline(swept, tmp_path_factory):
-    """Slower simulated decode tokens: the figures get worse than the baseline's (the sweep's run), marked as
-    regressions, and the run exits non-zero only when llmops_benchmark_fail_on_regression asks."""
+    """A baseline that served three times the requests a second of the sweep's run (its summary, figures raised): the
+    figures measured now are worse, marked as regressions, and the run exits non-zero only when
+    llmops_benchmark_fail_on_regression asks. (Slowing the engines down instead cost two deploys, each restarting
+    every decode engine.)"""
     assert swept[0].returncode == 0, swept[0].output[-3000:]
-    (baseline,) = run_dirs(swept[1])
+    (measured,) = run_dirs(swept[1])
+    baseline = tmp_path_factory.mktemp("bench-faster") / measured.name
+    baseline.mkdir()
+    summary = json.loads((measured / "summary.json").read_text())
+    for row in summary["rows"]:
+        row["request_throughput"] *= 3
+    (baseline / "summary.json").write_text(json.dumps(summary))
     directory = tmp_path_factory.mktemp("bench-regression")
     workloads = {"random": dict(BENCH_WORKLOADS["random"], concurrencies=[4])}
-    slow = {"vllm_engine_role_env": {"decode": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,pin_memory_expandable_segments:True",
-                                                "VLLM_SIM_TOKEN_SECONDS": "0.02"}}}
-    deploy("-e", json.dumps(slow))
-    try:
-        result = benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, "-e", "llmops_benchmark_fail_on_regression=true",
-                           workloads=workloads)
-        assert result.returncode != 0
-        assert re.search(r"random concurrency 4: req/s [\d.]+ -> [\d.]+ \(-\d+\.\d%\)  REGRESSION \(beyond 10%\)", result.output)
-        assert "figure(s) regressed against %s" % baseline in result.output
-        latest = run_dirs(directory)[-1]
-        assert json.loads((latest / "summary.json").read_text())["regressions"]
-        assert benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, workloads=workloads).returncode == 0  # not asked
-    finally:
-        deploy()
+    result = benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, "-e", "llmops_benchmark_fail_on_regression=true",
+                       workloads=workloads)
+    assert result.returncode != 0
+    assert re.search(r"random concurrency 4: req/s [\d.]+ -> [\d.]+ \(-\d+\.\d%\)  REGRESSION \(beyond 10%\)", result.output)
+    assert "figure(s) regressed against %s" % baseline in result.output
+    latest = run_dirs(directory)[-1]
+    assert json.loads((latest / "summary.json").read_text())["regressions"]
+    assert benchmark(directory, "-e", "llmops_benchmark_baseline=%s" % baseline, workloads=workloads).returncode == 0  # not asked
 
 
 def test_second_run_changes_and_restarts_nothing(deployed):
@@ -408,29 +407,6 @@ def install_certificate(tmp_path):
     """The operator's CA and the front door's certificate on P0 (/etc/llmops-test-tls); returns pd_proxy_tls_* and
     an SSL context that trusts the CA."""
     return install_on_node(tmp_path, "10.213.7.41", "llmops-pd-a2-p0", "/etc/llmops-test-tls")
-
-
-def test_the_front_door_serves_https_with_the_operators_certificate(deployed, tmp_path):
-    """pd_proxy_tls_*: the proxy serves HTTPS only; readiness, verify and status check its certificate
-    against the operator's CA on the host."""
-    tls, context = install_certificate(tmp_path)
-    deploy("-e", json.dumps(tls))
-    with urllib.request.urlopen("https://10.213.7.41:8081/healthcheck", timeout=10, context=context) as answer:
-        assert answer.status == 200
-    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
-        http_text(PROXY + "/healthcheck")  # no plain HTTP on the port
-    verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", json.dumps(tls), check=False)
-    assert verified.returncode == 0, verified.output[-3000:]
-    assert re.search(r"completion through pd-proxy: HTTP 200, time to first token \d+ ms", verified.output)
-    assert status("-e", json.dumps(tls)).returncode == 0
-    # the benchmark's client trusts the operator's CA (SSL_CERT_FILE in its container) and asks over HTTPS
-    (tmp_path / "bench").mkdir()
-    small = {"random": dict(BENCH_WORKLOADS["random"], num_prompts=4, concurrencies=[2])}
-    benched = benchmark(tmp_path / "bench", "-e", json.dumps(tls), workloads=small)
-    assert benched.returncode == 0, benched.output[-3000:]
-    assert "point 1: random concurrency 2: 4 of 4 completed" in benched.output
-    deploy()  # back to the good plan for the remaining tests
-    wait_http(PROXY + "/healthcheck")
 
 
 def check_log_bundle(tmp_path, keys):
@@ -626,8 +602,8 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     """host_firewall, with every other guard on too: the engines' key, client and admin keys, TLS at the
     front door. From the plan, every host's own nftables table: outside the cluster only the front door answers,
     and only to the client network; inside, each planned port answers the hosts that use it. Then, all of it on: a second run, status,
-    --check --diff, a table removed by hand, stop and start, verify, and a new image rolled group by group. The
-    firewall is left on for the teardown."""
+    --check --diff, a table removed by hand, stop and start, the benchmark over HTTPS, a new image rolled group by group
+    and verify checking the front door's certificate. The firewall is left on for the teardown."""
     tls, context = install_certificate(tmp_path)
     for node, _ip in NODES.values():  # the image the rolled-image phase left, whichever tests ran before
         node_docker(node, "tag", "llmops-engine:test", "llmops-engine:rolled")
@@ -654,6 +630,8 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
                                                          "10.213.7.43:9900": "refused"}
     assert "llmops_pd_a2" in tables("llmops-pd-a2-d1") and "other_owner" in tables("llmops-pd-a2-p0")
     assert secure_completion(context, "behind everything")
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        http_text(PROXY + "/healthcheck")  # HTTPS only: no plain HTTP on the port
     # a second run loads nothing, and does not enter the firewall role at all (the look found every table and file as
     # planned); status checks every table; --check --diff shows a change and applies none
     second = deploy(*on).output
@@ -673,12 +651,16 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     assert recap_changed(deploy(*on).output)["pd_a2_d1"] > 0
     assert tcp_from("attacker", ["10.213.7.44:9900"]) == {"10.213.7.44:9900": "refused"}
     assert status(*on).returncode == 0
-    # stop and start again; verify, from the cluster's first host, proves serving over HTTPS with a client key
+    # stop and start again; the benchmark's client trusts the operator's CA (SSL_CERT_FILE in its container) and asks
+    # over HTTPS with a client key
     run_playbook("stop.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_stop_timeout=10", *on)
     assert "llmops_pd_a2" in tables("llmops-pd-a2-p0")  # stopping leaves the rules
     deploy(*on)
-    verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *on, check=False)
-    assert verified.returncode == 0, verified.output[-3000:]
+    (tmp_path / "bench").mkdir()
+    small = {"random": dict(BENCH_WORKLOADS["random"], num_prompts=4, concurrencies=[2])}
+    benched = benchmark(tmp_path / "bench", *on, workloads=small)
+    assert benched.returncode == 0, benched.output[-3000:]
+    assert "point 1: random concurrency 2: 4 of 4 completed" in benched.output
     # a new image rolls group by group with all of it on, and a rotated engines' key goes with it (the engines' key
     # files are written in place: they take the old key too until a later run empties vllm_engine_retiring_api_keys;
     # the front door, restarted last, sends the new one); the cluster serves behind it afterwards
@@ -694,7 +676,10 @@ def test_everything_on_the_host_firewall_keeps_internal_ports_to_the_cluster(dep
     for key in (old_key, new_key):  # this machine is a host of the cluster here: it reaches the engines' ports
         assert http_json("http://10.213.7.43:9900/v1/models", headers={"Authorization": "Bearer " + key})["data"]
     assert tcp_from("attacker", INTERNAL) == dict.fromkeys(INTERNAL, "refused")
-    assert run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *back, check=False).returncode == 0
+    # verify, from the cluster's first host, checks the front door's certificate against the operator's CA
+    verified = run_playbook("verify.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", *back, check=False)
+    assert verified.returncode == 0, verified.output[-3000:]
+    assert re.search(r"completion through pd-proxy: HTTP 200, time to first token \d+ ms", verified.output)
     assert status(*back).returncode == 0
     node_exec("llmops-pd-a2-p0", "pkill", "-f", "http.server " + RUNTIME.split(":")[1])
 

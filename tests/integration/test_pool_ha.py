@@ -111,8 +111,9 @@ def complete(url, prompt):
 def ha_cluster(pool_nodes):  # pylint: disable=unused-argument  # the nodes, shared with test_pool_recovery
     result = deploy()
     yield result
-    run_playbook("teardown.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_confirm_teardown=pd_pool_a2",
-                 "-e", "llmops_purge=true", check=False)
+    if started():  # the last test tears the cluster down itself, unless it failed before
+        run_playbook("teardown.yml", LAB, *ON, "-e", "llmops_cluster=pd_pool_a2", "-e", "llmops_confirm_teardown=pd_pool_a2",
+                     "-e", "llmops_purge=true", check=False)
 
 
 def test_one_leader_serves_a_standby_is_ready_and_engines_find_each_others_blocks(ha_cluster):
@@ -190,11 +191,13 @@ def test_from_outside_every_port_of_the_ha_pool_is_refused_and_the_monitoring_ge
     print("from outside the cluster: %s" % outside)
     assert outside == dict.fromkeys(ports, "refused")
     relay = "http://10.213.7.61:9410"
+    # the leading master: the one the previous test killed (either, by the election) stays dead until a re-run
+    master = "/metrics/%s/mooncake-master" % leader()
     seen = [("GET" if body is None else "POST", path, status_of(relay + path, body)) for path, body in (
-        ("/metrics/pd_pool_a2_d0/mooncake-etcd", None), ("/metrics/pd_pool_a2_p1/mooncake-master", None),
+        ("/metrics/pd_pool_a2_d0/mooncake-etcd", None), (master, None),
         ("/v3/kv/range", b'{"key": "AA=="}'), ("/v3/kv/put", b'{"key": "AA==", "value": "AA=="}'),
         ("/metrics/pd_pool_a2_d0/mooncake-etcd/../../v3/kv/range", None), ("/get_all_keys", None),
-        ("/metrics/pd_pool_a2_p1/mooncake-master", b"{}"))]
+        (master, b"{}"))]
     for method, path, code in seen:
         print("through the relay: %-4s %-60s -> %s" % (method, path, code))
     assert [code for _method, _path, code in seen] == [200, 200, 405, 405, 404, 404, 405]

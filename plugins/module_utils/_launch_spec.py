@@ -22,12 +22,15 @@ import hashlib
 import json
 import os
 import re
+import typing as t
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
 from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
 from ansible_collections.llmops.inference.plugins.module_utils._key_strength import weakness
 from ansible_collections.llmops.inference.plugins.module_utils._kv_config import compact_json
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec, Plan
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
 SPEC_KEYS = ("name", "host", "image", "command", "env", "devices", "gpus", "volumes", "network_mode",
@@ -46,9 +49,9 @@ PROXY_KEY_ENV = "OPENAI_API_KEY"  # what vllm-ascend's load-balance proxy sends 
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET", re.IGNORECASE)
 
 
-def render_flags(flags):
+def render_flags(flags: Mapping[str, t.Any]) -> list[str]:
     """{flag: value} -> argv items: true is a bare flag, false/None drop it, dicts and lists become JSON."""
-    argv = []
+    argv: list[str] = []
     for flag, value in flags.items():
         if value is None or value is False:
             continue
@@ -59,7 +62,7 @@ def render_flags(flags):
     return argv
 
 
-def merged(common, override):
+def merged(common: Mapping[str, t.Any] | None, override: Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     """Role settings over cluster settings, keeping the cluster's order; None in the role removes a key."""
     result = dict(common or {})
     for key, value in (override or {}).items():
@@ -67,7 +70,7 @@ def merged(common, override):
     return {k: v for k, v in result.items() if v is not None}
 
 
-def identity(spec):
+def identity(spec: LaunchSpec) -> dict[str, t.Any]:
     """What decides a container's restart: the spec but ``meta`` (what the plan knows of the container, not what it
     runs) and its live parts (meta.live: flags and files the running process learns otherwise, the front door's
     members, which deploy adds and removes through the proxy's admin API, and its key files, which deploy rewrites
@@ -84,9 +87,10 @@ def identity(spec):
     return same
 
 
-def without_flags(command, flags):
+def without_flags(command: Iterable[str], flags: Sequence[str]) -> list[str]:
     """An argv without the given --flags and their values (the words up to the next --flag)."""
-    kept, dropping = [], False
+    kept: list[str] = []
+    dropping = False
     for word in command:
         if word.startswith("--"):
             dropping = word in flags
@@ -95,15 +99,15 @@ def without_flags(command, flags):
     return kept
 
 
-def spec_hash(spec):
+def spec_hash(spec: LaunchSpec) -> str:
     """Stable digest of a spec's identity: the label deploy mode compares to decide a restart (a cluster deployed
     before ``meta`` existed stays as it is)."""
     hashed = identity(spec)
     return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def new_spec(**fields):
-    spec = {
+def new_spec(**fields: t.Any) -> LaunchSpec:
+    spec: dict[str, t.Any] = {
         "name": None, "host": None, "image": None, "command": [], "env": {}, "devices": [], "gpus": None,
         "volumes": [], "network_mode": "host", "ipc_mode": None, "privileged": False, "shm_size": None,
         "files": {}, "wave": 0, "ready": None, "secret_env": None, "meta": None,
@@ -115,10 +119,10 @@ def new_spec(**fields):
     spec["env"] = {k: str(v) for k, v in spec["env"].items()}
     if spec["meta"] is None or spec["meta"].get("kind") != "engine":
         spec["meta"] = spec_meta.service_meta(spec["meta"])
-    return spec
+    return t.cast(LaunchSpec, spec)
 
 
-def engine_waves(plan):
+def engine_waves(plan: Plan) -> dict[str, int]:
     """{role: wave}, plus 'store', 'pool' and 'proxy': the KV pool's store first when the collection deploys one (etcd
     of HA masters, which elect their leader in it), the pool service, then the plan's engine waves, the proxy last.
     Waves are numbered densely: no empty wave costs a round."""
@@ -131,7 +135,7 @@ def engine_waves(plan):
     return waves
 
 
-def wave_numbers(plan):
+def wave_numbers(plan: Plan) -> list[int]:
     """The waves that have containers: the pool service's, the engines', and the proxy's (PD only)."""
     waves = engine_waves(plan)
     numbers = {waves[role] for roles in plan["start_waves"] for role in roles}
@@ -144,14 +148,14 @@ def wave_numbers(plan):
     return sorted(numbers)
 
 
-def looks_secret(name):
+def looks_secret(name: str) -> bool:
     return SECRET_NAME.search(name) is not None
 
 
 secret_digest = secret_files.digest
 
 
-def secret_values(record, sources):
+def secret_values(record: Mapping[str, t.Any] | None, sources: Mapping[str, t.Any]) -> dict[str, str]:
     """The real values of a spec's secret environment (deploy mode, right before the container starts).
 
     ``sources``: {"secret_env": vllm_engine_secret_env, "env": vllm_engine_env, "role_env": vllm_engine_role_env,
@@ -177,7 +181,7 @@ def secret_values(record, sources):
     return {name: str(values[aliases.get(name, name)]) for name in record["names"]}
 
 
-def role_values(sources, role):
+def role_values(sources: Mapping[str, t.Any], role: str) -> dict[str, t.Any]:
     """The environment values an engine of this role gets: vllm_engine_env, its role_env, then secret_env."""
     values = dict(sources.get("env") or {})
     values.update(((sources.get("role_env") or {}).get(role)) or {})
@@ -185,13 +189,15 @@ def role_values(sources, role):
     return values
 
 
-def mask_secrets(env, role, secret_env, cluster, digests, live=()):
+def mask_secrets(env: dict[str, t.Any], role: str, secret_env: Mapping[str, t.Any] | None, cluster: str, digests: dict[str, str],
+                 live: Iterable[str] = ()) -> dict[str, t.Any] | None:
     """Replace secret values in env by SECRET_PLACEHOLDER; return the spec's secret_env record. Its digest leaves out
     the ``live`` names, key files the process reads again (their own digests decide their rewrite, not a restart)."""
-    names = sorted(set(secret_env or {}) | {name for name in env if looks_secret(name)})
+    given = secret_env or {}
+    names = sorted(set(given) | {name for name in env if looks_secret(name)})
     if not names:
         return None
-    env.update({name: str(secret_env[name]) for name in secret_env or {}})
+    env.update({name: str(value) for name, value in given.items()})
     values = {name: env[name] for name in names if name not in live}
     key = json.dumps(values, sort_keys=True)
     if key not in digests:
@@ -200,7 +206,7 @@ def mask_secrets(env, role, secret_env, cluster, digests, live=()):
     return {"names": names, "role": role, "digest": digests[key]}
 
 
-def engine_secret_env(engine):
+def engine_secret_env(engine: Mapping[str, t.Any]) -> dict[str, t.Any]:
     """vllm_engine_secret_env with the engines' key as its file holds it: the key, then the retiring keys."""
     secret_env = dict(engine.get("secret_env") or {})
     if secret_env.get(API_KEY_ENV):
@@ -208,7 +214,8 @@ def engine_secret_env(engine):
     return secret_env
 
 
-def guard_engine(name, command, env, volumes, files, secret, guard_texts, key_lines):
+def guard_engine(name: str, command: list[str], env: dict[str, t.Any], volumes: list[str], files: dict[str, str],
+                 secret: dict[str, t.Any], guard_texts: dict[str, str], key_lines: str) -> tuple[list[str], list[str]]:
     """An engine with a key: the key goes as a file, which llmops_key_guard checks on every route (vLLM's own check
     covers /v1 and a few more prefixes only, from the environment) and reads again when it changes, so a new or
     retired key is written in place, restarting nothing. Returns (the command that loads the guard, the live file)."""
@@ -220,7 +227,7 @@ def guard_engine(name, command, env, volumes, files, secret, guard_texts, key_li
     return secret_files.guarded_command(command), secret_files.make_live(secret, {API_KEY_ENV: key_lines})
 
 
-def token_as_file(name, env, volumes, secret):
+def token_as_file(name: str, env: dict[str, t.Any], volumes: list[str], secret: dict[str, t.Any]) -> None:
     """The Hugging Face token as a file that huggingface_hub reads (HF_TOKEN_PATH), not environment."""
     env.pop(HF_TOKEN_ENV, None)
     env[HF_TOKEN_PATH_ENV] = "%s/%s" % (secret_files.SECRETS_MOUNT, HF_TOKEN_ENV)
@@ -229,7 +236,7 @@ def token_as_file(name, env, volumes, secret):
         volumes.append(secret_files.mount(name))
 
 
-def plain_api_key(engine, cluster):
+def plain_api_key(engine: Mapping[str, t.Any], cluster: str) -> None:
     """Refuse the engines' key among plain settings. The specs would still mask it (its name looks
     secret), but vllm_engine_env and vllm_engine_role_env are kept in the clear in inventories, while the key,
     which opens every engine, belongs in vllm_engine_secret_env (kept in a vault)."""
@@ -241,7 +248,7 @@ def plain_api_key(engine, cluster):
                              "vllm_engine_secret_env (in a vault)." % (cluster, variable, API_KEY_ENV))
 
 
-def weak_api_key(engine, cluster):
+def weak_api_key(engine: Mapping[str, t.Any], cluster: str) -> None:
     """Refuse an engines' key, or a retiring one, that a guesser could find (_key_strength): it opens every engine."""
     key = (engine.get("secret_env") or {}).get(API_KEY_ENV)
     named = [("vllm_engine_secret_env.%s" % API_KEY_ENV, key)] if key else []
@@ -252,7 +259,7 @@ def weak_api_key(engine, cluster):
             raise ValueError(weak)
 
 
-def secret_flags(engine, cluster):
+def secret_flags(engine: Mapping[str, t.Any], cluster: str) -> None:
     """Refuse secrets in vllm serve's command: the plan's output, ``ps`` on the host and ``docker inspect`` all show it.
     A flag that takes one (--api-key, --hf-token with a value) goes to the environment variable the engine reads
     instead, from vllm_engine_secret_env; a URL with a user and password, in any flag, likewise. The refusal names the
@@ -276,7 +283,7 @@ MEDIA_FLAGS = ("limit-mm-per-prompt", "mm-processor-kwargs", "media-io-kwargs", 
 SYSTEM_PATHS = ("/", "/etc", "/root", "/home", "/proc", "/sys", "/var", "/usr", "/run", "/dev", "/boot", "/tmp")
 
 
-def _takes_media(flag, value):
+def _takes_media(flag: str, value: t.Any) -> bool:
     """Whether a media flag lets requests carry media: limit-mm-per-prompt with some modality above 0 (the seeds' {image:
     1, video: 0} does), any other of MEDIA_FLAGS when set."""
     if flag != "limit-mm-per-prompt":
@@ -289,7 +296,7 @@ def _takes_media(flag, value):
     return not isinstance(value, dict) or any(not isinstance(n, int) or n > 0 for n in value.values())
 
 
-def open_media(engine, cluster):
+def open_media(engine: Mapping[str, t.Any], cluster: str) -> None:
     """Refuse what turns the engines into an open fetcher or a leak: media without a list of domains it may come from
     (a client could make every engine fetch any URL, internal ones too) unless the operator opens it by name
     (vllm_engine_open_media_fetch), and local media from a system directory."""
@@ -310,7 +317,7 @@ def open_media(engine, cluster):
                              "or none." % (cluster, variable, local))
 
 
-def _strings(value):
+def _strings(value: t.Any) -> Iterator[str]:
     """Every string in a flag's value (a JSON value may nest them)."""
     if isinstance(value, str):
         yield value
@@ -322,7 +329,7 @@ def _strings(value):
             yield from _strings(item)
 
 
-def _has_credentials(text):
+def _has_credentials(text: str) -> bool:
     """Whether text holds a URL with a password (scheme://user:password@host)."""
     for word in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://\S+", text):
         try:
@@ -333,7 +340,7 @@ def _has_credentials(text):
     return False
 
 
-def engine_specs(plan, engine):
+def engine_specs(plan: Plan, engine: Mapping[str, t.Any]) -> list[LaunchSpec]:
     """The launch specs of every engine process of the plan.
 
     ``engine`` holds the per-cluster settings: image, model, container_name, args, role_args,
@@ -348,8 +355,8 @@ def engine_specs(plan, engine):
     open_media(engine, plan["cluster"])
     waves = engine_waves(plan)
     driver = engine["driver"]
-    specs = []
-    digests = {}
+    specs: list[LaunchSpec] = []
+    digests: dict[str, str] = {}
     secret_env = engine_secret_env(engine)
     for process in plan["processes"]:
         host = process["host"]
@@ -362,8 +369,8 @@ def engine_specs(plan, engine):
             command += ["--kv-transfer-config", process["kv_transfer_config"]]
         env = merged(engine.get("env"), (engine.get("role_env") or {}).get(role))
         volumes = list(driver.get("volumes") or []) + list(engine.get("volumes") or [])
-        files = {}
-        addon_meta = []
+        files: dict[str, str] = {}
+        addon_meta: list[dict[str, t.Any]] = []
         for addon in engine.get("addons") or []:
             for part in (addon, (addon.get("by_role") or {}).get(role) or {}):
                 env.update(part.get("env") or {})
@@ -377,7 +384,7 @@ def engine_specs(plan, engine):
             name = "%s-%s" % (name, process["key"])
         elif role in ("prefill", "decode"):  # one process per node of a PD group: still named by its role (and instance)
             name = "%s-%s" % (name, process["instance"])
-        live = []
+        live: list[str] = []
         if secret and API_KEY_ENV in secret["names"]:
             command, live = guard_engine(name, command, env, volumes, files, secret, engine.get("guard") or {},
                                          secret_env[API_KEY_ENV])
@@ -405,7 +412,7 @@ def engine_specs(plan, engine):
     return specs
 
 
-def plan_table(specs):
+def plan_table(specs: Iterable[LaunchSpec]) -> list[str]:
     """Rows of hosts, containers, ranks, devices and ports, for the plan-mode printout."""
     rows = []
     for spec in sorted(specs, key=lambda s: (s["wave"], s["host"], s["name"])):
@@ -418,7 +425,7 @@ def plan_table(specs):
     return aligned(("HOST", "WAVE", "CONTAINER", "DP RANKS", "DEVICES", "PORTS"), rows)
 
 
-def _ready_port(spec):
+def _ready_port(spec: LaunchSpec) -> str:
     ready = spec.get("ready") or {}
     target = ready.get("http") or ready.get("tcp") or ""
     return target.rsplit(":", 1)[-1].split("/")[0] if ":" in target else "-"

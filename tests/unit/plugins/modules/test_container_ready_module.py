@@ -54,7 +54,9 @@ def test_a_port_is_probed_each_interval_and_docker_asked_every_half_second(capsy
     assert code == 0 and result["pending"] == [] and "proxy" in result["ready"]
     inspects = calls.read_text().split().count("inspect")
     assert "logs" not in calls.read_text()  # an HTTP probe reads no log
-    assert seen["gets"] >= 15  # about every 0.1 s for 2.2 s
+    # about every 0.1 s for 2.2 s (22 on an idle machine): more often than docker's every 0.5 s (4 or 5), also when a
+    # busy machine slows each round down
+    assert seen["gets"] >= 8 and seen["gets"] > inspects
     assert 3 <= inspects <= int(took / container_ready.DOCKER_EVERY) + 1  # every 0.5 s, not each round
 
 

@@ -41,10 +41,10 @@ def structure_problems(cluster: Cluster) -> list[Problem]:
 def plan_problems(cluster: Cluster, ranks: list[Rank], processes: list[Process], entries: list[BoundPort]) -> list[Problem]:
     problems = port_collisions(cluster, entries)
     problems += visible_devices_problems(cluster, processes)
-    for entry in entries:
-        if not 1 <= entry.low <= entry.high <= 65535:
-            problems.append(Problem(cluster.name, entry.variable, "%s uses port %s outside 1-65535" % (entry.owner, span(entry)),
-                                    "choose a lower base port", host=entry.host))
+    for host, entry in entries:
+        if not 1 <= entry["low"] <= entry["high"] <= 65535:
+            problems.append(Problem(cluster.name, entry["variable"], "%s uses port %s outside 1-65535" % (entry["owner"], span(entry)),
+                                    "choose a lower base port", host=host))
     engine_ids = [(p["engine_id"], p["instance"], p["dp_ranks"][0], p["host"]) for p in processes]
     problems += unique(cluster, engine_ids, "engine_id", "engine_id_template")
     lookup_ports = [(r["lookup_rpc_port"], r["instance"], r["dp_rank"], r["host"]) for r in ranks]

@@ -74,30 +74,25 @@ class Process(t.TypedDict):
     ascend_direct: bool
 
 
+class PortEntry(t.TypedDict):
+    """A port interval a process binds, as the plan lists it under its host (plan["ports"][host]). space: "host", or
+    "npu" for the NPUs' own sockets; reach: who the port is for (see _rules_ports); group: the DP group of a "group"
+    port."""
+
+    space: str
+    low: int
+    high: int
+    owner: str
+    variable: str
+    reach: str | None
+    group: str | None
+
+
 class BoundPort(t.NamedTuple):
-    """A port interval a process binds on a host. space: "host", or "npu" for the NPUs' own sockets; reach: who
-    the port is for (see _rules_ports); group: the DP group of a "group" port."""
+    """A port a process binds: its host, and the entry the plan lists under that host."""
 
     host: str
-    space: str
-    low: int
-    high: int
-    owner: str
-    variable: str
-    reach: str | None
-    group: str | None
-
-
-class PortEntry(t.TypedDict):
-    """A bound port as the plan lists it under its host (plan["ports"][host])."""
-
-    space: str
-    low: int
-    high: int
-    owner: str
-    variable: str
-    reach: str | None
-    group: str | None
+    entry: PortEntry
 
 
 class Endpoint(t.TypedDict):

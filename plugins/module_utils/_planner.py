@@ -190,9 +190,8 @@ def _proxy_endpoints(processes: list[Process]) -> ProxyEndpoints:
 
 def _ports_by_host(entries: list[BoundPort]) -> dict[str, list[PortEntry]]:
     ports: dict[str, list[PortEntry]] = {}
-    for entry in sorted(entries, key=lambda e: (e.host, e.space, e.low)):
-        ports.setdefault(entry.host, []).append({"space": entry.space, "low": entry.low, "high": entry.high, "owner": entry.owner,
-                                                 "variable": entry.variable, "reach": entry.reach, "group": entry.group})
+    for bound in sorted(entries, key=lambda b: (b.host, b.entry["space"], b.entry["low"])):
+        ports.setdefault(bound.host, []).append(bound.entry)
     return ports
 
 

@@ -16,7 +16,8 @@ from ansible_collections.llmops.inference.plugins.module_utils._npu import visib
 from ansible_collections.llmops.inference.plugins.module_utils._plan_types import LaunchSpec
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_fabric import fabric_rows
 from ansible_collections.llmops.inference.plugins.module_utils._preflight_inputs import created_by_deploy, host_mounts, model_dirs, ucm_storage
-from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import numbers, row, size, span
+from ansible_collections.llmops.inference.plugins.module_utils._preflight_rows import numbers, row, size
+from ansible_collections.llmops.inference.plugins.module_utils._rules_ports import span
 from ansible_collections.llmops.inference.plugins.module_utils._text import size_bytes
 
 DOCKER_MIN = "20.10"

@@ -6,8 +6,7 @@ rows as one table."""
 
 from __future__ import annotations
 
-import typing as t
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ansible_collections.llmops.inference.plugins.module_utils._text import aligned
 
@@ -25,10 +24,6 @@ def table(rows: Iterable[dict[str, str]], limit: int = 100) -> list[str]:
 
 def numbers(numbers: Iterable[object]) -> str:
     return ",".join(str(n) for n in numbers)
-
-
-def span(entry: Mapping[str, t.Any]) -> str:
-    return str(entry["low"]) if entry["low"] == entry["high"] else "%d-%d" % (entry["low"], entry["high"])
 
 
 def size(value: float) -> str:

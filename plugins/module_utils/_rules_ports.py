@@ -6,12 +6,13 @@ unique."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import typing as t
+from collections.abc import Mapping, Sequence
 
 from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
 from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import Problem
 from ansible_collections.llmops.inference.plugins.module_utils._plan_model import Cluster, Group, Service
-from ansible_collections.llmops.inference.plugins.module_utils._plan_types import BoundPort, Process, Rank
+from ansible_collections.llmops.inference.plugins.module_utils._plan_types import BoundPort, PortEntry, Process, Rank
 
 # Who a port is for (the host firewall's sources, the plan's "reach" of each port):
 #   clients     the front door (the PD proxy): the client networks
@@ -26,6 +27,10 @@ from ansible_collections.llmops.inference.plugins.module_utils._plan_types impor
 FRONT_DOOR_SERVICE = "pd_proxy"
 
 
+def bound(host: str, space: str, low: int, high: int, owner: str, variable: str, reach: str | None, group: str | None) -> BoundPort:
+    return BoundPort(host, PortEntry(space=space, low=low, high=high, owner=owner, variable=variable, reach=reach, group=group))
+
+
 def bound_ports(cluster: Cluster, ranks: list[Rank], processes: list[Process]) -> list[BoundPort]:
     """Every port a process will bind; NPU ports are their own space; reach as above."""
     entries: list[BoundPort] = []
@@ -34,13 +39,13 @@ def bound_ports(cluster: Cluster, ranks: list[Rank], processes: list[Process]) -
         label = "%s %s" % (group.name, "rank %d" % process["dp_ranks"][0] if process["launch"] == "per_rank" else "engine")
         if process["api"]:
             var = "vllm_engine_api_port / %s" % group.variable("api_port")
-            entries.append(BoundPort(process["host"], "host", process["port"], process["port"], label + " API", var, "api", None))
+            entries.append(bound(process["host"], "host", process["port"], process["port"], label + " API", var, "api", None))
     for rank in ranks:
         entries += _rank_ports(cluster.groups[rank["instance"]], rank)
     for service in cluster.services:
         for index, port in enumerate(service.ports):
             variable = service.variables[index] if service.variables else "%s port" % service.name
-            entries.append(BoundPort(service.host, "host", port, port, service.name, variable, _service_reach(service, variable), None))
+            entries.append(bound(service.host, "host", port, port, service.name, variable, _service_reach(service, variable), None))
     return entries
 
 
@@ -49,24 +54,24 @@ def _rank_ports(group: Group, rank: Rank) -> list[BoundPort]:
     entries: list[BoundPort] = []
     if rank["dp_master"] and (rank["launch"] == "per_rank" or group.dp_size > 1):
         port = rank["dp_rpc_port"]
-        entries.append(BoundPort(host, "host", port, port, label + " DP RPC", group.variable("dp_rpc_port"), "group", group.name))
+        entries.append(bound(host, "host", port, port, label + " DP RPC", group.variable("dp_rpc_port"), "group", group.name))
     if group.hccl_port_range is not None:
         low, high = group.hccl_port_range.ports(rank["dp_rank"])
         var = group.variable("hccl_port_range")
-        entries.append(BoundPort(host, "host", low, high, label + " HCCL host sockets", var, "group", group.name))
-        entries.append(BoundPort(host, "npu", low, high, label + " HCCL NPU sockets", var, None, None))
+        entries.append(bound(host, "host", low, high, label + " HCCL host sockets", var, "group", group.name))
+        entries.append(bound(host, "npu", low, high, label + " HCCL NPU sockets", var, None, None))
     if rank["mooncake_ports"]:
         low, high = rank["mooncake_ports"]["side_channel"]
         var = group.variable("kv_port")
-        entries.append(BoundPort(host, "host", low, high, label + " Mooncake side channel", var, "engines", None))
+        entries.append(bound(host, "host", low, high, label + " Mooncake side channel", var, "engines", None))
         control = rank["mooncake_ports"]["control"]
-        entries.append(BoundPort(host, "host", control, control, label + " Mooncake control", var, "engines", None))
+        entries.append(bound(host, "host", control, control, label + " Mooncake control", var, "engines", None))
     if rank["nixl_side_channel_port"] is not None:
         port = rank["nixl_side_channel_port"]
-        entries.append(BoundPort(host, "host", port, port, label + " NIXL side channel", group.variable("kv_port"), "engines", None))
+        entries.append(bound(host, "host", port, port, label + " NIXL side channel", group.variable("kv_port"), "engines", None))
     if rank["lookup_rpc_port"] is not None:
         port = rank["lookup_rpc_port"]
-        entries.append(BoundPort(host, "host", port, port, label + " lookup RPC", group.variable("lookup_rpc_port_base"), "engines", None))
+        entries.append(bound(host, "host", port, port, label + " lookup RPC", group.variable("lookup_rpc_port_base"), "engines", None))
     return entries
 
 
@@ -80,30 +85,33 @@ def _service_reach(service: Service, variable: str) -> str:
     return "etcd_peers" if variable.endswith("etcd_peer_port") else "pool"
 
 
+def span(entry: Mapping[str, t.Any]) -> str:
+    """A port entry's interval as the messages write it: 8001, or 30000-30099."""
+    return str(entry["low"]) if entry["low"] == entry["high"] else "%d-%d" % (entry["low"], entry["high"])
+
+
 def port_collisions(cluster: Cluster, entries: list[BoundPort]) -> list[Problem]:
     """Overlapping intervals on one machine and space, found by a sweep (fast for thousands of ranks).
     Hosts with the same address are one machine: their ports are checked together."""
     problems = []
     address = {node.host: node.address for node in cluster.nodes}
     by_space: dict[tuple[str, str], list[BoundPort]] = {}
-    for entry in entries:
-        by_space.setdefault((address.get(entry.host, entry.host), entry.space), []).append(entry)
+    for bound_port in entries:
+        by_space.setdefault((address.get(bound_port.host, bound_port.host), bound_port.entry["space"]), []).append(bound_port)
     for (_machine, _space), items in sorted(by_space.items()):
-        items.sort(key=lambda e: (e.low, e.high))
+        items.sort(key=lambda b: (b.entry["low"], b.entry["high"]))
         widest: BoundPort | None = None
         for item in items:
-            if widest is not None and item.low <= widest.high:
-                owner = widest.owner if widest.host == item.host else "%s of host %s" % (widest.owner, widest.host)
+            if widest is not None and item.entry["low"] <= widest.entry["high"]:
+                owner = widest.entry["owner"] if widest.host == item.host else "%s of host %s" % (widest.entry["owner"], widest.host)
                 problems.append(Problem(
-                    cluster.name, item.variable, "%s (%s) overlaps %s (%s)" % (item.owner, span(item), owner, span(widest)),
-                    "move one of them; also check %s" % widest.variable, host=item.host))
-            if widest is None or item.high > widest.high:
+                    cluster.name, item.entry["variable"], "%s (%s) overlaps %s (%s)" % (item.entry["owner"], span(item.entry), owner,
+                                                                                       span(widest.entry)),
+                    "move one of them; also check %s" % widest.entry["variable"], host=item.host))
+            if widest is None or item.entry["high"] > widest.entry["high"]:
                 widest = item
     return problems
 
-
-def span(entry: BoundPort) -> str:
-    return str(entry.low) if entry.low == entry.high else "%d-%d" % (entry.low, entry.high)
 
 
 def unique(cluster: Cluster, owners: Sequence[tuple[str | int | None, str, int, str]], field: str, group_field: str) -> list[Problem]:

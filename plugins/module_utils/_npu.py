@@ -43,7 +43,7 @@ def parse_npu_smi_info(text: str | None) -> dict[str, t.Any]:
             if npu and cells[1].isdigit():
                 memory = re.match(r"^(\d+)", cells[3])
                 processes.append({"npu": int(npu.group(1)), "pid": int(cells[1]), "name": cells[2],
-                                            "memory_mb": int(memory.group(1)) if memory else None})
+                                  "memory_mb": int(memory.group(1)) if memory else None})
         elif not in_processes and len(cells) >= 2:
             device = re.match(r"^(\d+)\s+(\S.*)$", cells[0])
             if device and cells[1] and not cells[1][0].isdigit():

@@ -102,16 +102,16 @@ def port_collisions(cluster: Cluster, entries: list[BoundPort]) -> list[Problem]
         items.sort(key=lambda b: (b.entry["low"], b.entry["high"]))
         widest: BoundPort | None = None
         for item in items:
-            if widest is not None and item.entry["low"] <= widest.entry["high"]:
-                owner = widest.entry["owner"] if widest.host == item.host else "%s of host %s" % (widest.entry["owner"], widest.host)
+            this = item.entry
+            if widest is not None and this["low"] <= widest.entry["high"]:
+                other = widest.entry
+                owner = other["owner"] if widest.host == item.host else "%s of host %s" % (other["owner"], widest.host)
                 problems.append(Problem(
-                    cluster.name, item.entry["variable"], "%s (%s) overlaps %s (%s)" % (item.entry["owner"], span(item.entry), owner,
-                                                                                       span(widest.entry)),
-                    "move one of them; also check %s" % widest.entry["variable"], host=item.host))
-            if widest is None or item.entry["high"] > widest.entry["high"]:
+                    cluster.name, this["variable"], "%s (%s) overlaps %s (%s)" % (this["owner"], span(this), owner, span(other)),
+                    "move one of them; also check %s" % other["variable"], host=item.host))
+            if widest is None or this["high"] > widest.entry["high"]:
                 widest = item
     return problems
-
 
 
 def unique(cluster: Cluster, owners: Sequence[tuple[str | int | None, str, int, str]], field: str, group_field: str) -> list[Problem]:

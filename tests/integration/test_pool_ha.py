@@ -191,7 +191,7 @@ def test_from_outside_every_port_of_the_ha_pool_is_refused_and_the_monitoring_ge
     print("from outside the cluster: %s" % outside)
     assert outside == dict.fromkeys(ports, "refused")
     relay = "http://10.213.7.61:9410"
-    # the leading master: the one the previous test killed (either, by the election) stays dead until a re-run
+    # the master leading now: the previous test killed the one that led (either, as elected), dead until a re-run
     master = "/metrics/%s/mooncake-master" % leader()
     seen = [("GET" if body is None else "POST", path, status_of(relay + path, body)) for path, body in (
         ("/metrics/pd_pool_a2_d0/mooncake-etcd", None), (master, None),

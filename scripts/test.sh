@@ -142,14 +142,15 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity monitoring" \
   "harness-images fresh-machine real-vllm core-2.21 core-2.20 core-2.21-sanity"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
-# The pd_a2 nodes (deploy, its 2P2D scenario, preflight) beside the other seeds' scenarios, plays that mostly wait, then
-# pool-recovery (the pd_pool_a2 nodes). The CPU is what CI lacks: both lanes together keep both cores busy until the
-# molecules end, then each lane alone left a third to a half of them idle (2026-12-05, vmstat), which pool-recovery,
-# whose loads are a steady 20 requests a second (tests/harness/load.py; a flood beside this lane once took the deploy
-# step from 723 s to 2060 s), now uses. The second lane still ended 8 minutes before the first (CI-P, 2026-12-07):
-# engine-parity, one real vLLM engine and no timing asserted, follows it there.
-together "deploy instances preflight" \
-  "molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery engine-parity"
+# The pd_a2 nodes (deploy, its 2P2D scenario) beside preflight (pd_a2 on nodes of its own) and the other seeds'
+# scenarios, plays that mostly wait, then pool-recovery (the pd_pool_a2 nodes). The CPU is what CI lacks: both lanes
+# together keep both cores busy until the molecules end, then each lane alone left a third to a half of them idle
+# (2026-12-05, vmstat), which pool-recovery, whose loads are a steady 20 requests a second (tests/harness/load.py; a
+# flood beside this lane once took the deploy step from 723 s to 2060 s), now uses. The second lane still ended 8
+# minutes before the first (CI-P, 2026-12-07): preflight moved to it, and engine-parity (one real vLLM engine, no timing
+# asserted) follows it there.
+together "deploy instances" \
+  "preflight molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery engine-parity"
 # Alone: the real-vLLM clusters, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane
 # slowed the deploy step from 846 s to 1108 s, which ate all it saved).
 alone benchmark-time-to-serving molecule-cpu_dp molecule-cpu_pd

@@ -15,8 +15,11 @@ import pytest
 from conftest import LAB, ROOT, run_playbook
 from harness import containers, node_exec, nodes
 
-INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2"
-NODE = {"pd_a2_p0": "llmops-pd-a2-p0", "pd_a2_p1": "llmops-pd-a2-p1", "pd_a2_d0": "llmops-pd-a2-d0", "pd_a2_d1": "llmops-pd-a2-d1"}
+# pd_a2 on nodes of its own (tests/harness/inventories/pd_a2_preflight): the deploy step's nodes run beside them
+INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_a2_preflight"
+NODE = {"pd_a2_p0": "llmops-pf-a2-p0", "pd_a2_p1": "llmops-pf-a2-p1", "pd_a2_d0": "llmops-pf-a2-d0", "pd_a2_d1": "llmops-pf-a2-d1"}
+# the simulated hccn_tool gives NPU N of the node at 10.213.7.X the address 192.168.X.(10+N)
+NPU0 = {"pd_a2_d0": "192.168.47.10", "pd_a2_d1": "192.168.48.10"}
 MODEL = "/root/.cache/GLM-5.3-Flash-w8a8"
 BAD_IMAGE = "127.0.0.1:5999/llmops-engine:absent"  # a registry on the node's loopback that is not there
 
@@ -68,8 +71,8 @@ FAULTS = {
                   ("pd_a2_d1", "fabric", r"NPU 6 link DOWN")),
     "tls_differs": (lambda: hccn_state("pd_a2_d0", {"tls": {str(n): 1 for n in range(8)}}), lambda: hccn_state("pd_a2_d0", None), (),
                     ("pd_a2_d0", "fabric", r"NPU 3 TLS switch 1")),
-    "peer_unreachable": (lambda: hccn_state("pd_a2_p0", {"unreachable": ["192.168.44.10"]}), lambda: hccn_state("pd_a2_p0", None), (),
-                         ("pd_a2_p0", "fabric", r"NPU 0 cannot reach 192\.168\.44\.10 of pd_a2_d1")),
+    "peer_unreachable": (lambda: hccn_state("pd_a2_p0", {"unreachable": [NPU0["pd_a2_d1"]]}), lambda: hccn_state("pd_a2_p0", None), (),
+                         ("pd_a2_p0", "fabric", r"NPU 0 cannot reach %s of pd_a2_d1" % re.escape(NPU0["pd_a2_d1"]))),
     "shm_too_large": (lambda: None, lambda: None, ("-e", json.dumps({"ascend_driver_overrides": {"privileged": False, "shm_size": "900g"}})),
                       ("pd_a2_d0", "memory", r"\d+ GiB of memory in all")),
     "docker_too_old": (lambda: None, lambda: None, ("-e", "llmops_preflight_docker_min=99.0"),
@@ -115,6 +118,7 @@ def clean_nodes():
     nodes(INVENTORY, "up")
     yield
     run_playbook("teardown.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_a2", "-e", "llmops_confirm_teardown=pd_a2", check=False)
+    nodes(INVENTORY, "down")
 
 
 def test_clean_nodes_pass_with_a_summary_per_host(clean_nodes):
@@ -123,8 +127,8 @@ def test_clean_nodes_pass_with_a_summary_per_host(clean_nodes):
     assert "preflight of cluster pd_a2: every host is ready for its part of the plan" in result.output
     assert re.search(r'"pd_a2_d1: docker [\d.]+\S*; npu-smi 23\.0\.6, 8 NPUs; memory', result.output)
     # the NPU ping matrix: prefill nodes to decode nodes, and between the nodes of each DP group
-    assert "pd_a2_p0 NPU 0 -> pd_a2_d1 (192.168.44.10): ok" in result.output
-    assert "pd_a2_d1 NPU 0 -> pd_a2_d0 (192.168.43.10): ok" in result.output
+    assert "pd_a2_p0 NPU 0 -> pd_a2_d1 (%s): ok" % NPU0["pd_a2_d1"] in result.output
+    assert "pd_a2_d1 NPU 0 -> pd_a2_d0 (%s): ok" % NPU0["pd_a2_d0"] in result.output
 
 
 # Every fault of FAULTS but npu_unhealthy (the re-run test's) in two runs, each a report of many rows: the faults on the

@@ -19,7 +19,7 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.llmops.inference.plugins.module_utils._spec_meta import dp_ranks
+from ansible_collections.llmops.inference.plugins.module_utils.plan._spec_meta import dp_ranks
 
 display = Display()
 MODULE = "llmops.inference.container_ready"

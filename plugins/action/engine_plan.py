@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_result
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_result
 
 ARGUMENT_SPEC = dict(cluster=dict(type="dict", required=True))
 

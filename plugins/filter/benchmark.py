@@ -11,7 +11,7 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmops.inference.plugins.module_utils import _benchmark as bench
+from ansible_collections.llmops.inference.plugins.module_utils.services import _benchmark as bench
 
 
 def benchmark_points(workloads):

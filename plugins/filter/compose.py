@@ -8,12 +8,13 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.llmops.inference.plugins.module_utils import _cluster_view as cluster_view_of
-from ansible_collections.llmops.inference.plugins.module_utils import _driver as driver
-from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _cluster_view as cluster_view_of
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _driver as driver
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _restart_policy as restart_policy
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils.services import _front_door as front_door
+from ansible_collections.llmops.inference.plugins.module_utils.services import _metrics_relay as metrics_relay
 
 display = Display()
 
@@ -117,14 +118,16 @@ def component_parts(outputs, key):
     return [part[key] for part in outputs or [] if (part or {}).get(key) is not None]
 
 
-def cluster_specs(component_specs, engine_specs, relays=None):
+def cluster_specs(component_specs, engine_specs, relays=None, restart_alone=True):
     """Every launch spec of the cluster: the components' that start no later than the first engines (pool services),
     the engines in the plan's order, then the components' that start after them (the proxy), and last the metrics relay
-    (``relays``: its settings, from host_firewall), which serves the /metrics of all of them."""
+    (``relays``: its settings, from host_firewall), which serves the /metrics of all of them. Each carries its restart
+    policy (_restart_policy; none at all unless ``restart_alone``)."""
     first = min((spec["wave"] for spec in engine_specs), default=0)
     ordered = sorted(component_specs, key=lambda spec: spec["wave"])
     specs = [s for s in ordered if s["wave"] <= first] + list(engine_specs) + [s for s in ordered if s["wave"] > first]
-    return specs + [launch.new_spec(**metrics_relay.spec_fields(relay, specs)) for relay in relays or ()]
+    specs += [launch.new_spec(**metrics_relay.spec_fields(relay, specs)) for relay in relays or ()]
+    return restart_policy.with_policies(specs, restart_alone)
 
 
 def cluster_view(specs, hosts, plan, created=(), firewall_rules=None, firewall_dir=None):

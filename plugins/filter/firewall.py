@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall
 
 
 def firewall_rulesets(plan, settings):

@@ -55,7 +55,7 @@ import re
 
 import yaml
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import SECRET_PLACEHOLDER, looks_secret
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import SECRET_PLACEHOLDER, looks_secret
 
 COLLECTION = pathlib.Path(__file__).resolve().parents[2]
 ROLES = COLLECTION / "roles"

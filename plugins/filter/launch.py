@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
-from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _container_state as container_state
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 
 
 def launch_labels(spec, cluster):

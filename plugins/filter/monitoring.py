@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils import _dashboard as dashboard
-from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
+from ansible_collections.llmops.inference.plugins.module_utils.services import _dashboard as dashboard
+from ansible_collections.llmops.inference.plugins.module_utils.services import _monitoring as monitoring
 
 
 def prometheus_targets(specs, cluster):
@@ -19,9 +19,9 @@ def grafana_dashboard(specs, cluster):
     return dashboard.dashboard(specs, cluster)
 
 
-def prometheus_rules(specs, cluster):
+def prometheus_rules(specs, cluster, down_for=monitoring.DOWN_FOR):
     """A Prometheus rule file of the cluster's alerts."""
-    return monitoring.alert_rules(specs, cluster)
+    return monitoring.alert_rules(specs, cluster, down_for)
 
 
 class FilterModule:

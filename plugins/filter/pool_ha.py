@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.services import _pool_ha as pool_ha
 
 
 def mooncake_ha(ha, cluster, settings):

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils import _npu as npu
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _npu as npu
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight as preflight
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_fabric as preflight_fabric
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_inputs as preflight_inputs
 
 
 def held_devices(facts_by_host, specs):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
 
 
 def secret_values(record, sources):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.llmops.inference.plugins.module_utils import _status as status
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _status as status
 
 
 def cluster_status(states_by_host, specs):

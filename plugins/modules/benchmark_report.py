@@ -103,10 +103,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _benchmark as bench
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
-from ansible_collections.llmops.inference.plugins.module_utils._svg_plot import line_plot
-from ansible_collections.llmops.inference.plugins.module_utils._verify import service_changes
+from ansible_collections.llmops.inference.plugins.module_utils.operations._verify import service_changes
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import spec_hash
+from ansible_collections.llmops.inference.plugins.module_utils.services import _benchmark as bench
+from ansible_collections.llmops.inference.plugins.module_utils.services._svg_plot import line_plot
 
 
 def write_json(path, data):

@@ -141,10 +141,10 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
-from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
 
 WORKDIR = "/llmops-benchmark"
 CA = "/llmops-benchmark-ca.pem"

@@ -135,16 +135,17 @@ import json
 import time
 import urllib.error
 import uuid
+from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import ConnectionError as UrlConnectionError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
-from ansible_collections.llmops.inference.plugins.module_utils import _status as status
-from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
 from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
 from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _status as status
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
 
 
 class Client:
@@ -377,13 +378,14 @@ def main():
             problems.append("%s on %s: /v1/models answered %s, not the served model %s" % (spec["name"], spec["host"], code or body, found["model"]))
     roles = {(row["host"], row["container"]): row["role"] for row in state["rows"]}
     for spec in found["services"] + ([found["proxy"]] if found["proxy"] else []):
-        code, body, seconds = client.get(spec["ready"]["http"])
+        url = verify.health_url(spec)
+        code, body, seconds = client.get(url)
         # a service in HA says its role now (master leader, master standby, etcd follower); status's rules name a
-        # pool without a leader or a standby among the problems
-        what = roles.get((spec["host"], spec["name"])) if spec_meta.ha(spec) else spec["ready"]["http"].split("/", 3)[-1][:22]
+        # pool without a leader or a standby among the problems; any other check is named by the path it asks
+        what = roles.get((spec["host"], spec["name"])) if spec_meta.ha(spec) else urlsplit(url).path.lstrip("/")[:22]
         checks.append({"endpoint": label(spec), "check": what, "ok": code == 200, "seconds": seconds})
         if code != 200:
-            problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], spec["ready"]["http"], code or body))
+            problems.append("%s on %s: %s answered %s" % (spec["name"], spec["host"], url, code or body))
     relayed = verify.relay_probe([spec for spec in specs if spec["name"] in up])
     if relayed:  # the monitoring's way in answers as Prometheus asks it
         relay, url, through = relayed

@@ -97,7 +97,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, probe, reads_logs
+from ansible_collections.llmops.inference.plugins.module_utils.operations._readiness import Docker, probe, reads_logs
 
 # Seconds between looks at the containers' states: each is a docker CLI call, while an HTTP probe of a port is nearly
 # free, so a ready server is noticed within the probe interval, an exited container within this. A log probe (a

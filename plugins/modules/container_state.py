@@ -142,6 +142,11 @@ changes:
     flag, env var, mount, device, config file), one line each.
   returned: success
   type: dict
+policies:
+  description: By restart policy (C(unless-stopped) or C(no)), the containers up with their spec that run with another
+    one; deploy sets it with C(docker update), restarting nothing.
+  returned: success
+  type: dict
 ha_roles:
   description: By name of each running service in HA (Mooncake masters, etcd members), its role now - leader, warmup,
     standby, follower or down. Deploy rolls the leader last.
@@ -184,17 +189,25 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import INSPECT_FORMAT, cluster_containers, compare, parse_inspect
 from ansible_collections.llmops.inference.plugins.module_utils._files import differing
-from ansible_collections.llmops.inference.plugins.module_utils._firewall import found_on_host
 from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import spec_hash
-from ansible_collections.llmops.inference.plugins.module_utils._node_gather import ARGUMENT_SPEC, gathered
-from ansible_collections.llmops.inference.plugins.module_utils._readiness import Docker, ha_role, probe
-from ansible_collections.llmops.inference.plugins.module_utils._rollout import RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import (
+    INSPECT_FORMAT,
+    POLICY_FORMAT,
+    cluster_containers,
+    compare,
+    parse_inspect,
+    parse_policies,
+)
+from ansible_collections.llmops.inference.plugins.module_utils.operations._readiness import Docker, ha_role, probe
+from ansible_collections.llmops.inference.plugins.module_utils.operations._rollout import RECORD_LABEL, decode_record, record_lines, spec_changes, spec_record
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _restart_policy as restart_policy
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import spec_hash
+from ansible_collections.llmops.inference.plugins.module_utils.preflight._node_gather import ARGUMENT_SPEC, gathered
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils.services._firewall import found_on_host
 
 
 def main():
@@ -235,6 +248,7 @@ def main():
     if door and proxy is not None and result["status"].get(proxy["name"]) == "ok":
         result["front_door"] = members.compared(door["url"], members.first_key(door["admin_key"]), door["ca"] or None, door["members"])
     result["changes"], diff = changes(module, docker, specs, result)
+    result["policies"] = policies(module, docker, specs, result["status"])
     if module.params["preflight"] and result["start"]:
         result["preflight"] = preflight_facts(module, module.params["preflight"], {c["id"]: name for name, c in running.items() if c["id"]})
     # the running services in HA that lead now: deploy rolls them last (one failover)
@@ -243,6 +257,17 @@ def main():
         result["containers"] = details(module, docker, specs, running, result["running"], result["ha_roles"])
     # "changed" when a container runs with other settings than planned, so --diff shows them
     module.exit_json(changed=bool(diff), diff=diff, **result)
+
+
+def policies(module, docker, specs, status):
+    """{policy: [container]} of the host's containers up with their spec but another restart policy (docker update
+    sets it in place): one docker inspect of them (a label could not say it: docker update changes no label)."""
+    up = [spec for spec in specs if status.get(spec["name"]) == "ok"]
+    if not up:
+        return {}
+    # a container gone since the look's docker ps is left out of the answer (inspect still prints the others)
+    _rc, out, _err = commands.run(module, [docker, "inspect", "-f", POLICY_FORMAT] + [spec["name"] for spec in up])
+    return restart_policy.to_update(up, parse_policies(out))
 
 
 def preflight_facts(module, options, containers):

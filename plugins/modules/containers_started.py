@@ -138,10 +138,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import cluster_containers
 from ansible_collections.llmops.inference.plugins.module_utils._files import make_dirs, write_changed, write_secret, write_secrets
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _docker_run as docker_run
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import cluster_containers
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall
 
 # A docker call that takes longer than this is stuck (a pull of a large image goes on in its own task first).
 CALL_TIMEOUT = 1800

@@ -87,8 +87,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _drain as drain
 from ansible_collections.llmops.inference.plugins.module_utils._http import http_get
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _drain as drain
 
 # Seconds one /metrics reading may take; an engine slower than this is read again, as busy.
 READ_TIMEOUT = 5

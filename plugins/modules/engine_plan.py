@@ -132,7 +132,7 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_result
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_result
 
 
 def main():

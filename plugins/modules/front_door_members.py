@@ -109,7 +109,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 
 INTERVAL = 0.5
 

@@ -71,7 +71,7 @@ unit:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall
 
 
 def main():

@@ -79,7 +79,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _bundle as bundle
 
 
 def main():

@@ -67,10 +67,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
 from ansible_collections.llmops.inference.plugins.module_utils import _commands as commands
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import ps_command
-from ansible_collections.llmops.inference.plugins.module_utils._npu import TOOL_PATHS, visible_devices
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import ps_command
+from ansible_collections.llmops.inference.plugins.module_utils.preflight._npu import TOOL_PATHS, visible_devices
 
 
 def main():

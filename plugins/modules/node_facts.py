@@ -101,7 +101,7 @@ facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.llmops.inference.plugins.module_utils._node_gather import ARGUMENT_SPEC, gathered
+from ansible_collections.llmops.inference.plugins.module_utils.preflight._node_gather import ARGUMENT_SPEC, gathered
 
 
 def main():

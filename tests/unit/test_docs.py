@@ -12,8 +12,8 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.llmops.inference.plugins.module_utils import _plan_model as model
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_host as preflight_host
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _plan_model as model
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_host as preflight_host
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODULES = sorted((ROOT / "plugins" / "modules").glob("*.py"))
@@ -97,7 +97,7 @@ def test_a_switch_a_playbook_defaults_in_place_has_the_default_its_argument_spec
 
 
 def test_the_firewall_rules_directory_the_role_documents_is_the_planners():
-    from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
+    from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall
 
     defaults = yaml.safe_load((ROOT / "roles" / "host_firewall" / "defaults" / "main.yml").read_text())
     assert defaults["host_firewall_rules_dir"] == _options("host_firewall", "describe")["host_firewall_rules_dir"]["default"]

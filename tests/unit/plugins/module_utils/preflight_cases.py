@@ -9,8 +9,8 @@ import copy
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight as preflight
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight as preflight
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _benchmark as bench
+from ansible_collections.llmops.inference.plugins.module_utils.services import _benchmark as bench
 
 # the keys vllm bench serve (vLLM 0.32, vllm/benchmarks/serve.py) writes with --save-result and
 # --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,99

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils import _bundle as bundle
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _bundle as bundle
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
 
 
 def test_secret_looking_env_values_are_masked_in_docker_inspect():

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _cluster_view as cluster_view
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _cluster_view as cluster_view
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_inputs as preflight_inputs
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 
 sys.path.insert(0, os.path.dirname(__file__))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import compare, parse_ps
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import compare, parse_ps
 
 
 def ps_line(name, state, labels):

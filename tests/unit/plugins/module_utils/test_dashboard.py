@@ -9,9 +9,9 @@ import os
 import re
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _dashboard as dashboard
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.services import _dashboard as dashboard
 
 sys.path.insert(0, os.path.dirname(__file__))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import itertools
 
-from ansible_collections.llmops.inference.plugins.module_utils import _docker_run as docker_run
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import HASH_LABEL
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _docker_run as docker_run
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import HASH_LABEL
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
 
 SPEC = launch.new_spec(name="vllm-ascend-decode-dp0", host="d0", image="img:1", command=["vllm", "serve", "/m", "--port", "9900"],
                        env={"VLLM_API_KEY": "s3cret-value", "HCCL_IF_IP": "192.0.2.43"}, devices=["/dev/davinci0"],

@@ -10,10 +10,10 @@ import os
 import pytest
 import seed_clusters as seeds
 
-from ansible_collections.llmops.inference.plugins.module_utils import _engine_args as engine_args
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
-from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _engine_args as engine_args
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._vllm_serve_flags import FLAGS, VLLM_VERSION
 
 LAB = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "inventories", "lab")
 MOUNTS = ["/root/.cache:/root/.cache", "/usr/local/Ascend/driver:/usr/local/Ascend/driver"]
@@ -120,7 +120,7 @@ def test_a_secret_flag_value_never_shows():
 
 
 def engine_args_cluster(**fields):
-    from ansible_collections.llmops.inference.plugins.module_utils._plan_model import parse_cluster
+    from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_model import parse_cluster
     return parse_cluster(dict(pd_a2(), **fields))
 
 

@@ -9,8 +9,8 @@ import pytest
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 from rule_cases import cpu_pd  # noqa: E402  pylint: disable=wrong-import-order
 
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall
 
 SETTINGS = {"client_networks": ["198.51.100.0/24"], "monitoring_networks": ["203.0.113.5"]}
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.services import _front_door as front_door
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = ROOT / "roles" / "pd_proxy" / "files"
@@ -64,7 +64,7 @@ def test_the_spec_runs_the_upstream_proxy_through_the_launcher_with_every_key_ma
         "prefill": ["192.0.2.41:9000"], "decode": ["192.0.2.43:9900", "192.0.2.43:9901"]}
     assert fields["volumes"] == ["/etc/llmops/pd_proxy:/etc/llmops/pd_proxy:ro", "/etc/llmops/secrets/pd-proxy:/run/llmops/secrets:ro"]
     assert fields["ready"] == {"http": "http://192.0.2.41:8081/healthcheck"}
-    assert fields["meta"] == {"kind": "proxy", "api_url": "http://192.0.2.41:8081", "ca": None, "client_auth": True,
+    assert fields["meta"] == {"kind": "proxy", "port": 8081, "api_url": "http://192.0.2.41:8081", "ca": None, "client_auth": True,
                               "admin_auth": True, "tls": False, "failover": True,
                               "metrics_url": "http://192.0.2.41:8081/metrics",
                               "live": {"flags": ["--prefiller-hosts", "--prefiller-ports", "--decoder-hosts", "--decoder-ports"],

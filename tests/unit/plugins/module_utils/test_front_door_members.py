@@ -13,12 +13,12 @@ import os
 import sys
 import threading
 
-from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
-from ansible_collections.llmops.inference.plugins.module_utils import _front_door as front_door
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _container_state as container_state
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.services import _front_door as front_door
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_instances import ENGINE, two_p_two_d  # noqa: E402  pylint: disable=wrong-import-position

@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
-from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
-from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_model import InputError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_fabric as preflight_fabric
 
 sys.path.insert(0, os.path.dirname(__file__))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position

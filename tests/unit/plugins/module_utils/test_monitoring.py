@@ -10,10 +10,10 @@ import os
 import re
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _metrics_relay as metrics_relay
-from ansible_collections.llmops.inference.plugins.module_utils import _monitoring as monitoring
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.services import _metrics_relay as metrics_relay
+from ansible_collections.llmops.inference.plugins.module_utils.services import _monitoring as monitoring
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
@@ -78,9 +78,9 @@ def test_pd_clusters_get_the_balance_alerts_others_do_not():
     pd_rules = monitoring.alert_rules(launch.engine_specs(plan_cluster(seeds.pd_a2()), ENGINE), "pd_a2")
     dp_rules = monitoring.alert_rules(launch.engine_specs(plan_cluster(seeds.dp_a2()), ENGINE), "dp_a2")
     names = [rule["alert"] for rule in pd_rules["groups"][0]["rules"]]
-    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull",
+    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull", "LlmopsHealGaveUp",
                      "LlmopsPrefillBottleneck", "LlmopsDecodeBottleneck"]
-    assert [rule["alert"] for rule in dp_rules["groups"][0]["rules"]] == names[:3]
+    assert [rule["alert"] for rule in dp_rules["groups"][0]["rules"]] == names[:4]
     assert all('llmops_cluster="pd_a2"' in rule["expr"] for rule in pd_rules["groups"][0]["rules"])
 
 

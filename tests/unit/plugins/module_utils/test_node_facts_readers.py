@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as node_facts
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _node_facts as node_facts
 
 
 def test_proc_is_read_for_listeners_device_holders_and_their_containers(tmp_path):
@@ -48,7 +48,7 @@ def test_python_requests_is_looked_for_without_being_imported(tmp_path, monkeypa
     # community.docker needs it importable; importing it in every look cost a host 80 ms of CPU
     import sys  # pylint: disable=import-outside-toplevel
 
-    from ansible_collections.llmops.inference.plugins.module_utils import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
+    from ansible_collections.llmops.inference.plugins.module_utils.preflight import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
 
     monkeypatch.syspath_prepend(str(tmp_path))
     package = tmp_path / "requests"
@@ -71,7 +71,7 @@ class _Docker:
 
 def test_the_look_gives_the_gather_the_containers_it_listed_and_docker_ps_runs_once(monkeypatch):
     # deploy's look lists the cluster's containers first; its gather named their holders with a second `docker ps`
-    from ansible_collections.llmops.inference.plugins.module_utils import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
+    from ansible_collections.llmops.inference.plugins.module_utils.preflight import _node_gather as node_gather  # pylint: disable=import-outside-toplevel
 
     calls = []
 

@@ -14,8 +14,8 @@ import collections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 PORTS = st.integers(min_value=1024, max_value=64000)
 

@@ -10,9 +10,9 @@ import pytest
 import seed_clusters as seeds
 from rule_cases import node, problems_of
 
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._plan_model import InputError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_model import InputError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def test_every_problem_is_reported_at_once():

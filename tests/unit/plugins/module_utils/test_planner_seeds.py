@@ -18,8 +18,8 @@ import sys
 import pytest
 import seed_clusters as seeds
 
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import engine_waves, wave_numbers
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import engine_waves, wave_numbers
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import seed_text as seed  # noqa: E402  pylint: disable=wrong-import-position  # the seeds' lines, verbatim

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _pool_ha as pool_ha
-from ansible_collections.llmops.inference.plugins.module_utils import _readiness
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _readiness
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.services import _pool_ha as pool_ha
 
 NODES = [{"host": "p0", "address": "10.0.0.1"}, {"host": "p1", "address": "10.0.0.2"},
          {"host": "d0", "address": "10.0.0.3"}, {"host": "d1", "address": "10.0.0.4"}]
@@ -124,7 +124,7 @@ def _facts(**by_host):
 
 
 def test_preflight_wants_every_host_to_reach_an_etcd_the_operator_runs_and_a_quorum():
-    from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool import pool_ha_checks
+    from ansible_collections.llmops.inference.plugins.module_utils.preflight._preflight_pool import pool_ha_checks
     eps = ["e1:2379", "e2:2379", "e3:2379"]
     rows, warnings = pool_ha_checks(_facts(p0={e: "ok" for e in eps}, d0={"e1:2379": "ok", "e2:2379": "down", "e3:2379": "ok"}),
                                     [_master(eps, False)])
@@ -134,7 +134,7 @@ def test_preflight_wants_every_host_to_reach_an_etcd_the_operator_runs_and_a_quo
 
 
 def test_preflight_of_deployed_members_waits_for_them_to_run_and_warns_what_a_failover_loses():
-    from ansible_collections.llmops.inference.plugins.module_utils._preflight_pool import pool_ha_checks
+    from ansible_collections.llmops.inference.plugins.module_utils.preflight._preflight_pool import pool_ha_checks
     eps = ["a:2379", "b:2379", "c:2379"]
     first_deploy, warnings = pool_ha_checks(_facts(p0={e: "down" for e in eps}), [_master(eps, True, oplog=False, version="0.3.11.post1")])
     assert first_deploy == [] and "0.3.11.post1 keeps no oplog" in warnings[0] and "not found again" in warnings[0]

@@ -78,7 +78,7 @@ def test_several_faults_on_several_hosts_come_in_one_report_and_unreachable_host
 
 
 def test_each_hosts_facts_come_from_the_look_where_it_gathered_them_else_from_preflights_gather():
-    from ansible_collections.llmops.inference.plugins.module_utils._preflight import facts_of  # pylint: disable=import-outside-toplevel
+    from ansible_collections.llmops.inference.plugins.module_utils.preflight._preflight import facts_of  # pylint: disable=import-outside-toplevel
     looks = {"p0": {"start": ["e"], "preflight": {"memory": {"total": 1}}}, "p1": {"start": []}, "d0": {}, "d1": {}}
     gathered = {"p0": {"skipped": True, "changed": False}, "p1": {"facts": {"memory": {"total": 2}}},
                 "d0": {"unreachable": True, "msg": "ssh: no route"}}

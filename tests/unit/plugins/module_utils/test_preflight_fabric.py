@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_fabric as preflight_fabric
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_fabric as preflight_fabric
 
 sys.path.insert(0, os.path.dirname(__file__))
 from preflight_cases import ENGINE, PD_PLAN, PLAN, PREFILL, fabric, meta, only, pd_facts, pd_report  # noqa: E402  pylint: disable=wrong-import-position

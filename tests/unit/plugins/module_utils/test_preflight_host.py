@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _node_facts as node_facts
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_host as preflight_host
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _node_facts as node_facts
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_host as preflight_host
 
 sys.path.insert(0, os.path.dirname(__file__))
 from preflight_cases import ENGINE, PLAN, good_facts, meta, only, report  # noqa: E402  pylint: disable=wrong-import-position

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _preflight_inputs as preflight_inputs
+from ansible_collections.llmops.inference.plugins.module_utils.preflight import _preflight_inputs as preflight_inputs
 
 sys.path.insert(0, os.path.dirname(__file__))
 from preflight_cases import ENGINE, VOLUMES, good_facts, meta, only, report  # noqa: E402  pylint: disable=wrong-import-position

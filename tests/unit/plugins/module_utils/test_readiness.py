@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _readiness as container_ready
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _readiness as container_ready
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _rollout as rollout
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _rollout as rollout
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 sys.path.insert(0, os.path.dirname(__file__))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position
@@ -249,3 +249,16 @@ def test_a_hosts_firewall_is_loaded_by_its_first_start_only_where_nothing_of_the
     for found in ({"loaded": True, "file": True, "current": True}, {"loaded": False, "file": False}):
         as_planned = {host: dict(first[host], firewall=found) for host in hosts}
         assert rollout.launch_steps(as_planned, specs, waves)["firewall_in_step"] == []
+
+
+def test_healing_may_restart_dead_groups_but_a_changed_spec_file_or_retired_container_is_beyond_it():
+    specs, waves = cluster(seeds.pd_a2())
+    dead = rollout.launch_steps(states(specs, {"vllm-decode-dp5": "stopped"}, down=["vllm-decode-dp5"]), specs, waves)
+    assert dead["steps"] and dead["beyond_healing"] == []
+    found = states(specs, {"vllm-prefill-dp0": "changed"}, changes={"vllm-prefill-dp0": ["image: a -> b"]})
+    found["pd_a2_d0"]["changed_files"] = ["/etc/llmops/x.yaml"]
+    found["pd_a2_d1"]["extra"] = ["vllm-decode-old"]
+    changed = rollout.launch_steps(found, specs, waves)
+    assert changed["beyond_healing"] == ["/etc/llmops/x.yaml on pd_a2_d0: its file differs from the plan's",
+                                         "vllm-prefill-dp0 on pd_a2_p0 runs with other settings than planned (image: a -> b)",
+                                         "vllm-decode-old on pd_a2_d1 is no longer planned"]

@@ -9,7 +9,7 @@ import pytest
 import seed_clusters as seeds
 from rule_cases import cpu_pd, node, problems_of, single_problem
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def test_kv_role_must_match_the_group():

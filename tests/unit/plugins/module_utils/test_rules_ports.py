@@ -8,7 +8,7 @@ from __future__ import annotations
 import seed_clusters as seeds
 from rule_cases import problems_of, single_problem
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def test_colliding_api_ports_on_one_host():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import seed_clusters as seeds
 from rule_cases import node, problems_of, single_problem
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def test_ranks_times_tp_must_fit_the_node():

@@ -9,8 +9,8 @@ import pytest
 import seed_clusters as seeds
 from rule_cases import single_problem
 
-from ansible_collections.llmops.inference.plugins.module_utils._plan_errors import PlanError
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._plan_errors import PlanError
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def test_ucm_unknown_pipeline():

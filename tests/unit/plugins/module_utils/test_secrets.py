@@ -10,9 +10,9 @@ import json
 import pytest
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-order
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 PLANTED = "s3cr3t-planted-4711-9c2e7a1b"  # strong enough (_key_strength), and findable in any output
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils._container_state import parse_inspect
-from ansible_collections.llmops.inference.plugins.module_utils._status import cluster_status
+from ansible_collections.llmops.inference.plugins.module_utils.operations._container_state import parse_inspect
+from ansible_collections.llmops.inference.plugins.module_utils.operations._status import cluster_status
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv

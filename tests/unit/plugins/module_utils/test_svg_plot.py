@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ansible_collections.llmops.inference.plugins.module_utils._svg_plot import COLOURS, line_plot
+from ansible_collections.llmops.inference.plugins.module_utils.services._svg_plot import COLOURS, line_plot
 
 SVG = "{http://www.w3.org/2000/svg}"
 

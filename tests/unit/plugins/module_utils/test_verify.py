@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 import sys
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _spec_meta as spec_meta
-from ansible_collections.llmops.inference.plugins.module_utils import _verify as verify
+import pytest
+
 from ansible_collections.llmops.inference.plugins.module_utils._text import parse_metrics
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _verify as verify
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _spec_meta as spec_meta
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 import argv_meta  # noqa: E402  pylint: disable=wrong-import-position  # meta as the plan gives it, read from argv
@@ -60,7 +62,9 @@ def test_targets_pick_the_proxy_as_front_and_leave_decode_out_of_the_repeated_pr
     assert [s["name"] for s in found["counting"]] == ["vllm-prefill-dp0"]
     assert [s["name"] for s in found["decode"]] == ["vllm-decode-dp0"]
     assert [s["name"] for s in found["services"]] == ["master"]
-    assert verify.base_url(specs[1]) == "http://10.0.0.1:9081" and verify.base_url(specs[2]) is None
+    assert verify.base_url(specs[1]) == "http://10.0.0.1:9081"
+    with pytest.raises(ValueError, match="vllm-prefill-dp1 on p0 serves no API"):
+        verify.base_url(specs[2])
 
 
 def test_without_a_proxy_the_first_api_rank_is_the_front():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall
 
 
 @pytest.fixture(autouse=True)

@@ -13,10 +13,10 @@ import sys
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.llmops.inference.plugins.module_utils import _container_state as container_state
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
-from ansible_collections.llmops.inference.plugins.module_utils import _members as members
-from ansible_collections.llmops.inference.plugins.module_utils import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.operations import _container_state as container_state
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _secret_files as secret_files
+from ansible_collections.llmops.inference.plugins.module_utils.services import _members as members
 from ansible_collections.llmops.inference.plugins.modules import container_state as module
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))

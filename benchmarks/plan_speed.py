@@ -12,7 +12,7 @@ import argparse
 import statistics
 import time
 
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 
 def big_cluster(nodes, devices):

@@ -25,7 +25,7 @@ inside() {  # the checks, in the container
     python3 -m venv "$lane/venv"
     # the test tools at the versions the pinned lane uses
     "$lane/venv/bin/pip" install -q --disable-pip-version-check "ansible-core==$core" \
-      $(grep -E '^(pytest|hypothesis|httpx|openai)==' "$root/requirements-dev.txt")
+      $(grep -E '^(pytest|hypothesis|httpx|openai|aiohttp)==' "$root/requirements-dev.txt")
   fi
   echo "core_lane: $(ansible --version | sed -n 1p), $(python3 --version)"
   cd "$root"

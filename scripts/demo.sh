@@ -42,7 +42,7 @@ run ansible-playbook playbooks/pd_a2.yml -i inventories/lab -i "$inventory" -e l
 echo "demo: the plan (launch specs in $plan_dir/<host>/<container>.json)"
 python - "$plan_dir" <<'PY'
 import glob, json, sys
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import plan_table
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import plan_table
 specs = [json.load(open(p)) for p in sorted(glob.glob(sys.argv[1] + "/*/*.json"))]
 print("\n".join(plan_table(specs)))
 PY

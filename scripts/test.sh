@@ -48,7 +48,8 @@ declare -A command=(
   [deploy]="python -m pytest -q -p no:cacheprovider --durations=8 tests/integration/test_pd_a2_scenario.py"
   # pd_a2's nodes as 2P2D under a bounded load: every instance rolled, one added and removed, a rank killed
   [instances]="python -m pytest -q -s -p no:cacheprovider --durations=8 tests/integration/test_instances_scenario.py"
-  # pd_pool_a2's nodes: a dead single master restarts every engine; in HA (etcd) a killed leader under load restarts none
+  # pd_pool_a2's nodes: a dead single master restarts every engine; in HA (etcd) a killed leader under load restarts none;
+  # the healing rulebook installed as a service on a systemd host heals a killed rank, then gives up on a crash loop
   [pool-recovery]="python -m pytest -q -s -p no:cacheprovider --durations=8 tests/integration/test_pool_recovery.py tests/integration/test_pool_ha.py"
   [preflight]="python -m pytest -q -p no:cacheprovider --durations=8 tests/integration/test_preflight.py"
   # the three start-path figures: pd_a2, its no-op re-run, pd_a2's nodes as 4P4D (`--secure pd_a2`, what the
@@ -148,9 +149,10 @@ alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # (2026-12-05, vmstat), which pool-recovery, whose loads are a steady 20 requests a second (tests/harness/load.py; a
 # flood beside this lane once took the deploy step from 723 s to 2060 s), now uses. The second lane still ended 8
 # minutes before the first (CI-P, 2026-12-07): preflight moved to it, and engine-parity (one real vLLM engine, no timing
-# asserted) follows it there.
-together "deploy instances" \
-  "preflight molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery engine-parity"
+# asserted) follows it there. Since pool-recovery installs the healing service and heals under load (CI-R: 1454 s), the
+# second lane is the longer (2503 s against 2099 s): preflight is back in the first.
+together "deploy instances preflight" \
+  "molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery engine-parity"
 # Alone: the real-vLLM clusters, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane
 # slowed the deploy step from 846 s to 1108 s, which ate all it saved).
 alone benchmark-time-to-serving molecule-cpu_dp molecule-cpu_pd

@@ -4,6 +4,7 @@
 #   llmops-engine:test  what runs on the nodes: the simulated engine as `vllm`, the real PD proxy
 #                       from the vllm-ascend sdist, mooncake_master, the Memcache MetaService and etcd (Debian)
 #   llmops-fresh-base:trixie  a fresh Debian 13 root for the fresh-machine test (Debian 12's is llmops-engine-base)
+#   llmops-systemd-base:test  a Debian 12 host with systemd, where the healing rulebook's service is installed
 # Root file systems come from debootstrap; each image is rebuilt only when its inputs change.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +58,14 @@ fresh_hash=$(echo "$FRESH_PACKAGES trixie" | sha256sum | cut -c1-16)
 rootfs_image llmops-fresh-base:trixie "$FRESH_PACKAGES" "$fresh_hash" trixie &
 fresh_job=$!
 
+# A Debian 12 host with systemd (run with /lib/systemd/systemd as its command), for roles/heal_rulebook's service;
+# the role installs the rest (the venv, Ansible's pip needs) as on a real host. Its Java runtime is here already: the
+# role's apt install of it cost pool-recovery, on CI's critical path, a minute or more of every run.
+SYSTEMD_PACKAGES=systemd,systemd-sysv,dbus,python3,python3-venv,ca-certificates,openssh-client,procps,default-jre-headless
+systemd_hash=$(echo "$SYSTEMD_PACKAGES" | sha256sum | cut -c1-16)
+rootfs_image llmops-systemd-base:test "$SYSTEMD_PACKAGES" "$systemd_hash" &
+systemd_job=$!
+
 node_base_hash=$(echo "$NODE_PACKAGES" | sha256sum | cut -c1-16)
 node_hash=$(echo "$node_base_hash" | cat - "$here/node-entrypoint.sh" "$here/node.Dockerfile" "$here"/sim_host/* | sha256sum | cut -c1-16)
 base_hash=$(echo "$ENGINE_PACKAGES" | sha256sum | cut -c1-16)
@@ -65,6 +74,7 @@ node_job=$!
 rootfs_image llmops-engine-base:test "$ENGINE_PACKAGES" "$base_hash"
 wait "$node_job"
 wait "$fresh_job"
+wait "$systemd_job"
 
 if ! image_has llmops-node:test "$node_hash"; then
   docker build -q -t llmops-node:test --label "llmops.inputs=$node_hash" -f "$here/node.Dockerfile" "$here" >/dev/null

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import socket
 import subprocess
@@ -22,6 +23,20 @@ HARNESS = ROOT / "tests" / "harness"
 sys.path.insert(0, str(HARNESS))  # its tools that tests and benchmarks share
 from certificates import install_on_node, make_certificate  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 from vault_values import client_key  # noqa: E402  pylint: disable=wrong-import-position
+
+# A container that runs an init or a daemon of its own (dockerd, systemd): every capability the sandbox grants
+# (--privileged is refused) and the cgroup tree (tests/harness/nodes.py gives its nodes the same)
+SYSTEM_CONTAINER = ("--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
+                    "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
+                    "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--tmpfs", "/run")
+
+
+def machine_pip_mounts():
+    """docker run's read-only mounts of what makes pip work on a machine of this kind (its CA, its local wheel and index
+    folders, its configuration), where this machine has them, as a fresh machine of this kind would."""
+    paths = (HARNESS / "machine_pip_paths").read_text().split()
+    return [arg for path in paths if os.path.exists(path) for arg in ("-v", "%s:%s:ro" % (path, path))]
+
 
 # every harness inventory's shared settings hold the front door's client key, in ansible-vault (secure by default)
 CLIENT_KEY = client_key()
@@ -56,6 +71,15 @@ def node_docker(node, *args):
 def node_exec(node, *args):
     """A command run on the node itself (not in one of its containers)."""
     return subprocess.run(["docker", "exec", node, *args], capture_output=True, text=True, check=False)
+
+
+def lock_holder(nodes, cluster):
+    """The play holding the cluster's lock (cluster_lock), read from whichever of the nodes is its first host; None."""
+    for node in nodes:
+        found = node_exec(node, "cat", "/var/lib/llmops/locks/%s.lock" % cluster)
+        if found.returncode == 0 and found.stdout.strip():
+            return json.loads(found.stdout)
+    return None
 
 
 def finished_at(name, node):

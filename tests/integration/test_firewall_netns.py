@@ -18,8 +18,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "plugins" / "module_utils"))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
-from ansible_collections.llmops.inference.plugins.module_utils import _firewall as firewall  # noqa: E402
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster  # noqa: E402
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster  # noqa: E402
+from ansible_collections.llmops.inference.plugins.module_utils.services import _firewall as firewall  # noqa: E402
 
 HOST, HOST6 = "10.99.0.1", "fd00:99::1"
 PEER, CLIENT, MONITORING, OUTSIDER, OUTSIDER6 = "10.99.0.2", "10.99.0.3", "10.99.0.4", "10.99.0.5", "fd00:99::5"

@@ -19,13 +19,13 @@ dockerd holds no descriptor it was not given.
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import time
 
 import pytest
 from conftest import ROOT
+from harness import SYSTEM_CONTAINER, machine_pip_mounts
 
 # Fresh roots of Debian 12 and 13 (tests/harness/images.sh): python3 and python3-venv, no docker.io, debootstrap or
 # prometheus (Debian 12's is the engines' base, which also has their libraries and etcd)
@@ -33,9 +33,6 @@ BASE_IMAGES = {"debian12": "llmops-engine-base:test", "debian13": "llmops-fresh-
 NAME = "llmops-fresh-root"
 LOCK = "/tmp/llmops-apt.lock"
 CHECKOUT = "/root/checkout"
-# What makes pip work on a machine of this kind (its CA, its local wheel and index folders, its
-# configuration): mounted read-only where the machine has them, as a fresh machine would have them.
-MACHINE_PIP = tuple((ROOT / "tests" / "harness" / "machine_pip_paths").read_text().split())
 BOUND = 900  # seconds an installer may take on a fresh root (apt and pip downloads); the hang was forever
 
 
@@ -54,17 +51,10 @@ def fresh_root(request):
         pytest.fail("%s is missing: tests/harness/images.sh builds it" % base_image)
     docker("rm", "-f", "-v", NAME, check=False)
     docker("volume", "rm", NAME + "-docker", check=False)
-    mounts = []
-    for path in MACHINE_PIP:
-        if os.path.exists(path):
-            mounts += ["-v", "%s:%s:ro" % (path, path)]
     # dockerd inside needs what a harness node gets (tests/harness/nodes.py): every capability the
     # sandbox grants, the cgroup tree and a /var/lib/docker that is not on overlayfs.
-    docker("run", "-d", "--name", NAME, "--hostname", NAME,
-           "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
-           "--security-opt", "apparmor=unconfined", "--device-cgroup-rule", "a *:* rwm",
-           "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-v", NAME + "-docker:/var/lib/docker", "--tmpfs", "/run",
-           *mounts, "--label", "llmops.harness=1", base_image, "sleep", "infinity")
+    docker("run", "-d", "--name", NAME, "--hostname", NAME, *SYSTEM_CONTAINER, "-v", NAME + "-docker:/var/lib/docker",
+           *machine_pip_mounts(), "--label", "llmops.harness=1", base_image, "sleep", "infinity")
     try:
         missing = inside("for tool in dockerd debootstrap prometheus promtool; do command -v $tool || true; done")
         assert missing.stdout.strip() == "", "the base image is not fresh: it has " + missing.stdout

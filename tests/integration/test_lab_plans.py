@@ -18,7 +18,7 @@ import seed_text as seed
 import yaml
 from conftest import CLUSTERS
 
-from ansible_collections.llmops.inference.plugins.module_utils import _launch_spec as launch
+from ansible_collections.llmops.inference.plugins.module_utils.plan import _launch_spec as launch
 
 A2_DEVICES = ["/dev/davinci%d" % i for i in range(8)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
 A3_DEVICES = ["/dev/davinci%d" % i for i in range(16)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]

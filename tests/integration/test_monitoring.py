@@ -123,28 +123,58 @@ def test_the_dashboards_queries_are_valid_promql(tmp_path, promtool):
 
 
 def test_the_front_doors_member_alerts_fire_on_its_own_metrics(tmp_path, promtool):
+    """A member out of rotation alerts with its engine's instance when Prometheus scrapes that engine (healing counts
+    both alerts of a death against one DP group), and without it when nothing scrapes the engine."""
     targets, rules = monitoring("pd_a2", tmp_path)
     door = next(group for group in targets if group["labels"]["llmops_container"] == "pd-proxy")
-    described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
     member = {"role": "decode", "member": "192.0.2.43:9900"}
+    engine = next(group for group in targets if group["labels"].get("instance", group["targets"][0]) == member["member"])
+    described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
     labels = dict(door["labels"], job="llmops", instance=door["targets"][0])
 
     def fired(name, severity, summary, **extra):
         return {"exp_labels": dict(labels, severity=severity, **extra),
                 "exp_annotations": {"summary": summary, "description": described[name]}}
 
+    door_series = [series("llmops_front_door_member_state", door, "0 1x6", state="ejected", **member),
+                   series("llmops_front_door_member_state", door, "1 0x6", state="serving", **member),
+                   series("llmops_front_door_serving_members", door, "1 0x6", role="decode")]
+    ejected = "cluster pd_a2: decode member 192.0.2.43:9900 is ejected at the front door"
+    test = {"rule_files": [rules.name], "evaluation_interval": "1m", "tests": [
+        {"interval": "1m",  # the decode member is ejected from 1m on, and with it the last decode member serving
+         "input_series": door_series,
+         "alert_rule_test": [
+             alerts("LlmopsFrontDoorMemberOut", "1m"),
+             alerts("LlmopsFrontDoorMemberOut", "3m", fired("LlmopsFrontDoorMemberOut", "warning", ejected, state="ejected", **member)),
+             alerts("LlmopsFrontDoorRoleDown", "2m", fired(
+                 "LlmopsFrontDoorRoleDown", "critical", "cluster pd_a2: no decode member is serving", role="decode")),
+         ]},
+        {"interval": "1m",  # the same, its engine scraped (and down)
+         "input_series": door_series + [series("up", engine, "1 0x6")],
+         "alert_rule_test": [
+             alerts("LlmopsFrontDoorMemberOut", "3m", fired("LlmopsFrontDoorMemberOut", "warning", ejected, state="ejected",
+                                                            llmops_instance=engine["labels"]["llmops_instance"], **member)),
+         ]},
+    ]}
+    assert engine["labels"]["llmops_instance"] == "decode"
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    checked = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_alert_of_a_group_healing_gave_up_on_fires_from_the_rulebooks_metrics(tmp_path, promtool):
+    """heal.yml's record as the rulebook's event source serves it (its own scrape job, no target labels)."""
+    _targets, rules = monitoring("pd_a2", tmp_path)
+    described = {rule["alert"]: rule["annotations"]["description"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]}
+    labels = {"job": "llmops-heal", "instance": "192.0.2.9:5001", "llmops_cluster": "pd_a2", "group": "decode"}
     test = {"rule_files": [rules.name], "evaluation_interval": "1m", "tests": [{
-        "interval": "1m",  # the decode member is ejected from 1m on, and with it the last decode member serving
-        "input_series": [series("llmops_front_door_member_state", door, "0 1x6", state="ejected", **member),
-                         series("llmops_front_door_member_state", door, "1 0x6", state="serving", **member),
-                         series("llmops_front_door_serving_members", door, "1 0x6", role="decode")],
+        "interval": "1m",
+        "input_series": [{"series": "llmops_heal_gave_up{%s}" % ",".join('%s="%s"' % item for item in sorted(labels.items())),
+                          "values": "0 0 1 1"}],
         "alert_rule_test": [
-            alerts("LlmopsFrontDoorMemberOut", "1m"),
-            alerts("LlmopsFrontDoorMemberOut", "3m", fired(
-                "LlmopsFrontDoorMemberOut", "warning",
-                "cluster pd_a2: decode member 192.0.2.43:9900 is ejected at the front door", state="ejected", **member)),
-            alerts("LlmopsFrontDoorRoleDown", "2m", fired(
-                "LlmopsFrontDoorRoleDown", "critical", "cluster pd_a2: no decode member is serving", role="decode")),
+            alerts("LlmopsHealGaveUp", "1m"),
+            alerts("LlmopsHealGaveUp", "2m", {"exp_labels": dict(labels, severity="critical"), "exp_annotations": {
+                "summary": "cluster pd_a2: healing gave up on decode", "description": described["LlmopsHealGaveUp"]}}),
         ],
     }]}
     (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
@@ -156,7 +186,7 @@ def test_a_cluster_without_pd_gets_no_balance_alert(tmp_path, promtool):
     targets, rules = monitoring("cpu_dp", tmp_path)
     assert [group["labels"]["llmops_container"] for group in targets] == ["vllm-cpu"]  # DP rank 1 is headless
     names = [rule["alert"] for rule in yaml.safe_load(rules.read_text())["groups"][0]["rules"]]
-    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull"]
+    assert names == ["LlmopsMetricsDown", "LlmopsRequestsQueued", "LlmopsKvCacheFull", "LlmopsHealGaveUp"]
     assert subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, check=False).returncode == 0
 
 

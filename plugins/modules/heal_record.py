@@ -17,7 +17,7 @@ description:
   - With O(state=start), decides whether to act on O(cause) - not when its group (the alert's instance, else its member
     or container) was healed or tried O(attempts) times within O(window) seconds, nor once healing gave up on it - and
     records the attempt as started. Past the bound, an alert that began (its C(starts_at)) before the group's last
-    attempt ended is about a death that attempt saw: it is not acted on and does not give up on the group. A group
+    attempt ended is about a death that attempt saw, so it is not acted on and does not give up on the group. A group
     healing gives up on is left for a person, until removed from the record.
   - With O(state=finish), records the started attempt's O(result). An attempt the next start finds still started was
     cut short by a failed play, and counts as failed.

@@ -64,10 +64,12 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         try:
             result = super().run(tmp, task_vars)
+            args = dict(self._task.args)
+            if args.get("state") == "query":  # reads only, in check mode too
+                return self._query(result, args, task_vars)
             if self._task.check_mode:
                 result.update(changed=False, holder=None, waited=0.0, msg="check mode: the lock is left as it is")
                 return result
-            args = dict(self._task.args)
             me = lock.holder(socket.gethostname(), machine_id(), os.getppid(), getpass.getuser(),
                              str(args.get("play", "deploy")), time.time())
             if args.get("state", "present") == "absent":
@@ -79,6 +81,14 @@ class ActionModule(ActionBase):
     def _call(self, args, me, task_vars, replace=None):
         module_args = dict(args, holder=dict(me), replace=replace)
         return self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars)
+
+    def _query(self, result, args, task_vars):
+        answer = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+        if answer.get("failed"):
+            return answer
+        result.update(changed=False, holder=answer["found"], waited=0.0,
+                      msg=lock.status_line(args["cluster"], answer["found"], time.time()))
+        return result
 
     def _give_back(self, result, args, me, task_vars):
         answer = self._call(args, me, task_vars)

@@ -29,7 +29,7 @@ attributes:
     details: The controller side knows the holder (its host name, machine id and ansible-playbook's process) and waits.
   check_mode:
     support: full
-    details: Takes and gives back nothing.
+    details: Takes and gives back nothing; C(query) reads the lock as usual.
   diff_mode:
     support: none
 options:
@@ -38,9 +38,10 @@ options:
     type: str
     required: true
   state:
-    description: C(present) takes the lock (waiting while another play holds it), C(absent) gives it back.
+    description: C(present) takes the lock (waiting while another play holds it), C(absent) gives it back,
+      C(query) only reads who holds it (status.yml).
     type: str
-    choices: [present, absent]
+    choices: [present, absent, query]
     default: present
   play:
     description: What takes it (deploy, heal, stop, teardown), shown to whoever waits.
@@ -82,6 +83,13 @@ EXAMPLES = r"""
   delegate_to: "{{ groups['pd_a2'][0] }}"
   run_once: true
 
+- name: Say who holds the cluster's lock
+  llmops.inference.cluster_lock:
+    cluster: pd_a2
+    state: query
+  delegate_to: "{{ groups['pd_a2'][0] }}"
+  run_once: true
+
 - name: Give the cluster's lock back
   llmops.inference.cluster_lock:
     cluster: pd_a2
@@ -92,7 +100,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 holder:
-  description: Who holds the lock after the call (null when given back or free).
+  description: Who holds the lock after the call (null when given back or free) - token, controller, machine, pid,
+    user, play, since.
   returned: always
   type: dict
 waited:
@@ -111,11 +120,11 @@ from ansible_collections.llmops.inference.plugins.module_utils.operations import
 
 
 def main():
-    # The host's side, called by the action plugin: one try to take (or give back) the lock, no waiting.
+    # The host's side, called by the action plugin: one try to take (or give back, or read) the lock, no waiting.
     module = AnsibleModule(
         argument_spec=dict(
             cluster=dict(type="str", required=True),
-            state=dict(type="str", choices=["present", "absent"], default="present"),
+            state=dict(type="str", choices=["present", "absent", "query"], default="present"),
             play=dict(type="str", default="deploy"),
             wait=dict(type="int", default=1800),
             force=dict(type="bool", default=False),
@@ -127,11 +136,13 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    path = lock.lock_path(params["directory"], params["cluster"])
+    if params["state"] == "query":
+        module.exit_json(changed=False, found=lock.read(path))
     if not params["holder"]:
         module.fail_json(msg="cluster_lock needs its controller side (the action plugin), which names the holder")
     if module.check_mode:
         module.exit_json(changed=False, taken=False, released=False, found=None)
-    path = lock.lock_path(params["directory"], params["cluster"])
     given = params["holder"]
     me = lock.holder(given["controller"], given["machine"], int(given["pid"]), given["user"], given["play"], float(given["since"]))
     if params["state"] == "absent":

@@ -59,6 +59,11 @@ def describe(current: Holder, now: float) -> str:
         current["play"], current["user"], current["controller"], current["pid"], max(0, now - current["since"]))
 
 
+def status_line(cluster: str, current: Holder | None, now: float) -> str:
+    """What status.yml says of the lock: free, or who holds it."""
+    return "cluster %s: %s" % (cluster, "lock free" if current is None else "locked for " + describe(current, now))
+
+
 def lock_path(directory: str, cluster: str) -> str:
     return os.path.join(directory, cluster + ".lock")
 

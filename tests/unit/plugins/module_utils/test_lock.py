@@ -120,3 +120,9 @@ def test_the_wait_ends_in_a_refusal_or_takes_over_a_gone_holder(tmp_path, monkey
     assert not again.get("failed") and lock.read(path)["token"] == "laptop/m1/4300"
     given = LockOnDisk(path)._give_back({}, {"cluster": "pd_a2", "state": "absent"}, lock.holder("laptop", "m1", 4300, "ops", "stop", 3.0), {})
     assert given["msg"] == "cluster pd_a2: lock given back" and lock.read(path) is None
+
+
+def test_status_says_the_lock_is_free_or_who_holds_it_and_for_what():
+    held = lock.holder("ops-2", "0a1b2c", 4711, "alice", "heal", 100.0)
+    assert lock.status_line("pd_a2", None, 130.0) == "cluster pd_a2: lock free"
+    assert lock.status_line("pd_a2", held, 130.0) == "cluster pd_a2: locked for heal by alice from ops-2 (pid 4711) since 30 s"

@@ -293,16 +293,17 @@ def test_a_dead_decode_rank_is_healed_by_the_rulebook_service_without_a_person_u
     targets and rules (down for 5 s, llmops_monitoring_down_for), its Alertmanager sends the firing LlmopsMetricsDown to
     the service, whose ansible-rulebook runs heal.yml, which restarts the decode DP group in order. The record counts
     the attempt, and the service serves it as a metric. The death's other alert, fired while the group restarted, does
-    not count as a new death. Then the rank dies again after its start: the bound (llmops_heal_attempts 1 here) is
-    reached, healing gives up on the group and says so (its line, LlmopsHealGaveUp), and a person's deploy brings it
-    back. heal_service.yml then removes the
-    service and keeps the record."""
+    not count as a new death. Then the decode node reboots (its Docker engine restarts with it) under the same load:
+    its ranks, which wait for their group, are healed the same way, the group's second attempt; the alerts of that
+    outage fired during the restart do not give up on the group. Then the rank dies again after its start: the bound
+    (llmops_heal_attempts 2 here) is reached, healing gives up on the group and says so (its line, LlmopsHealGaveUp),
+    and a person's deploy brings it back. heal_service.yml then removes the service and keeps the record."""
     subprocess.run(["bash", str(ROOT / "tests" / "harness" / "prometheus.sh")], check=True, capture_output=True, timeout=900)
     run_playbook("monitoring.yml", LAB, "-i", str(INVENTORY), "-e", "llmops_cluster=pd_pool_a2",
                  "-e", "llmops_monitoring_dir=%s" % tmp_path, "-e", "llmops_monitoring_down_for=5s")
     heal_port, alerts_port, prometheus_port = free_port(), free_port(), free_port()
     service = ("-e", json.dumps({
-        "heal_rulebook_inventory": [str(LAB), str(INVENTORY), str(reached_over_ssh(tmp_path / "over-ssh", attempts=1))],
+        "heal_rulebook_inventory": [str(LAB), str(INVENTORY), str(reached_over_ssh(tmp_path / "over-ssh", attempts=2))],
         "heal_rulebook_port": heal_port, "heal_rulebook_ssh_key": str(HARNESS_SSH / "id_ed25519"),
         "heal_rulebook_vault_password_file": str(LAB / "vault-password")}))
     install_began = time.monotonic()
@@ -346,8 +347,8 @@ def test_a_dead_decode_rank_is_healed_by_the_rulebook_service_without_a_person_u
             node_docker(node, "kill", victim)
             return before, time.monotonic()
 
-        def serving_again(before):
-            when, up = containers(node, "pd_pool_a2")[victim]
+        def serving_again(before):  # the node's Docker engine may not answer yet after its reboot
+            when, up = containers(node, "pd_pool_a2").get(victim, (before, False))
             return up and when != before and http_json(api + "query?query=" + scraped_up)["data"]["result"]
 
         def ended(count):  # heal.yml records its result after the restarted group is ready
@@ -384,9 +385,22 @@ def test_a_dead_decode_rank_is_healed_by_the_rulebook_service_without_a_person_u
         healed = urllib.parse.quote('llmops_heal_attempts_total{result="healed",llmops_cluster="pd_pool_a2"}')
         wait_until(lambda: http_json(api + "query?query=" + healed)["data"]["result"], 30, "the heal metric scraped")
 
-        # it dies again: past the bound, the new death gives up; the first death's other alert did not
+        # the decode node reboots: the Docker engine on it comes back with the node, the group's ranks do not, the
+        # rulebook restarts their group
+        with Load(PROXY, model="glm", requests=3000, seconds=240, workers=4, key=CLIENT_KEY, timeout=60) as load:
+            wait_until(lambda: http_json(api + "query?query=" + scraped_up)["data"]["result"], 120, "%s scraped" % victim)
+            before, rebooted = containers(node, "pd_pool_a2")[victim][0], time.monotonic()
+            subprocess.run(["docker", "restart", "--time", "20", node], check=True, capture_output=True, timeout=120)
+            wait_until(lambda: serving_again(before) and ended(2), 300, "%s healed after its node's reboot" % victim)
+            seconds = time.monotonic() - rebooted
+        report = load.report("reboot of %s, healed by the rulebook" % node)
+        print("reboot of %s (docker restart of the node, its Docker engine with it): its decode group serving again %.1f s "
+              "after the reboot began, without a person" % (node, seconds))
+        print(report["line"])
+        assert all(r["error"].startswith(("HTTP 503", "HTTP 502")) for r in load.failed()), report["line"]
+        # it dies again: past the bound, the new death gives up; the reboot's alerts, fired while it healed, did not
         assert not heal_record()["gave_up"], heal_record()
-        kill_when_scraped("second death")
+        kill_when_scraped("third death")
         wait_until(lambda: "decode" in heal_record()["gave_up"], 180, "healing giving up")
         gave_up = urllib.parse.quote('ALERTS{alertname="LlmopsHealGaveUp",alertstate="firing",group="decode"}')
         wait_until(lambda: http_json(api + "query?query=" + gave_up)["data"]["result"], 60, "LlmopsHealGaveUp firing")

@@ -33,7 +33,9 @@ declare -A command=(
   [mypy]="cd '$ANSIBLE_COLLECTIONS_PATH' && mypy --config-file '$root/pyproject.toml' -p ansible_collections.llmops.inference.plugins"
   [ansible-lint]="ansible-lint --offline -q"
   [galaxy-build]="ansible-galaxy collection build --force --output-path .build/dist . >/dev/null"
-  [sanity]="bash scripts/sanity.sh"
+  # pylint, the longest of its tests, runs in the newest core's sanity (core-2.21-sanity); `bash scripts/sanity.sh`
+  # runs it with the pinned core too
+  [sanity]="bash scripts/sanity.sh --skip-test pylint"
   [benchmark]="python benchmarks/plan_speed.py"
   [benchmark-plan-scale]="python benchmarks/plan_scale.py"
   # the front door's launcher around the real proxy in the engine image: TLS, workers, the manager file's mode; and the
@@ -52,9 +54,6 @@ declare -A command=(
   # the healing rulebook installed as a service on a systemd host heals a killed rank, then gives up on a crash loop
   [pool-recovery]="python -m pytest -q -s -p no:cacheprovider --durations=8 tests/integration/test_pool_recovery.py tests/integration/test_pool_ha.py"
   [preflight]="python -m pytest -q -p no:cacheprovider --durations=8 tests/integration/test_preflight.py"
-  # the three start-path figures: pd_a2, its no-op re-run, pd_a2's nodes as 4P4D (`--secure pd_a2`, what the
-  # front door's guards cost a deploy, and pd_pool_a2 are run by hand: the README's table says when)
-  [benchmark-time-to-serving]="python benchmarks/time_to_serving.py --cluster pd_a2 --instances"
   # monitoring.yml's rules checked and fired by Debian's promtool (installed here when missing)
   [monitoring]="bash tests/harness/prometheus.sh && python -m pytest -q -p no:cacheprovider tests/integration/test_monitoring.py"
   # The installers above on a fresh Debian root, side by side: each ends, no daemon keeps the apt lock
@@ -72,13 +71,13 @@ declare -A command=(
 # other seeds' scenarios are where a step already deploys the same: pd_a2 (the deploy step), pd_pool_a2 (pool-recovery),
 # ucm_a2 (core-2.21-deploy, a single node as single_a3 and single_a5 are, with UCM); pd_a3 is pd_pool_a3 without its
 # pool. Their specs plan mode compares with the seeds; `bash scripts/molecule.sh <seed>` runs any of them by hand.
-for scenario in dp_a2 pd_pool_a3 ucm_h100 cpu_dp cpu_pd; do
+for scenario in dp_a2 pd_pool_a3 ucm_h100 cpu_pd; do
   command[molecule-$scenario]="bash scripts/molecule.sh $scenario"
 done
 
 # Every step is bounded, so a stuck one fails by name instead of running into CI's limit: the default,
 # or its own bound where it takes longer (about three times what it took on the slowest machine seen).
-declare -A bound=([deploy]=2700 [pool-recovery]=1800 [harness-images]=1500 [real-vllm]=1500 [benchmark-time-to-serving]=1500)
+declare -A bound=([deploy]=2700 [pool-recovery]=1800 [harness-images]=1500 [real-vllm]=1500)
 default_bound=900
 
 run() {  # step: runs it, its output into its log, "<exit code> <seconds>" into its .rc
@@ -140,8 +139,9 @@ together() {  # "step step..." per lane: runs the lanes side by side, then print
 # download and disk: it runs beside the checks that need neither (apt installs take turns under a lock).
 # Steps of one lane share harness nodes, or would compete for the CPU.
 # The core lanes run in a container of the fresh Debian 13 root, which harness-images makes.
-together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity monitoring" \
-  "harness-images fresh-machine real-vllm core-2.21 core-2.20 core-2.21-sanity"
+# The first lane was the longer by monitoring's two minutes once the harness images were built (CI-S, 2026-12-07).
+together "unit plan-mode sim-engine yamllint changelog ruff mypy reference ansible-lint galaxy-build sanity" \
+  "harness-images fresh-machine real-vllm core-2.21 core-2.20 core-2.21-sanity monitoring"
 alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # The pd_a2 nodes (deploy, its 2P2D scenario) beside preflight (pd_a2 on nodes of its own) and the other seeds'
 # scenarios, plays that mostly wait, then pool-recovery (the pd_pool_a2 nodes). The CPU is what CI lacks: both lanes
@@ -153,9 +153,12 @@ alone benchmark benchmark-plan-scale front-door benchmark-front-door
 # second lane is the longer (2503 s against 2099 s): preflight is back in the first.
 together "deploy instances preflight" \
   "molecule-dp_a2 molecule-pd_pool_a3 molecule-ucm_h100 core-2.21-deploy pool-recovery engine-parity"
-# Alone: the real-vLLM clusters, and the benchmarks whose figures need the machine (real vLLM beside the pd_a2 lane
-# slowed the deploy step from 846 s to 1108 s, which ate all it saved).
-alone benchmark-time-to-serving molecule-cpu_dp molecule-cpu_pd
+# Alone: the real-vLLM cluster (real vLLM beside the pd_a2 lane slowed the deploy step from 846 s to 1108 s, which
+# ate all it saved). On a machine 1.9 times slower than usual the whole run took 97 minutes (CI-S, 2026-12-07), past
+# CI's 90: the start path's benchmark (benchmarks/time_to_serving.py, its target met) and cpu_dp (real vLLM's DP2
+# and its drain on stop, 507 s there) run by hand, `bash scripts/molecule.sh cpu_dp`; cpu_pd stays, the real engines
+# behind the front door (PD over NIXL, a decode killed under load, vllm bench serve, the attempts from outside).
+alone molecule-cpu_pd
 
 # CI keeps only the end of the output: each failed step's last lines again, just above the count
 for name in $failures; do

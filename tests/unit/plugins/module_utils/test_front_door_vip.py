@@ -17,11 +17,11 @@ def test_good_settings_have_no_problem():
 
 
 def test_each_bad_setting_is_named_with_its_fix():
-    def found(doors=DOORS, **changed):
-        return " ".join(vip.problems({**SETTINGS, **changed}, doors, ADDRESSES, "pd_a2"))
+    def found(doors: tuple[str, ...] = tuple(DOORS), **changed):
+        return " ".join(vip.problems({**SETTINGS, **changed}, list(doors), ADDRESSES, "pd_a2"))
     assert "pd_proxy_vip 'ten' is no IP address" in found(address="ten")
-    assert "needs two or more front doors, pd_proxy_hosts lists 1" in found(doors=["pd_a2_p0"])
-    assert "lists a host twice (pd_a2_p0)" in found(doors=["pd_a2_p0", "pd_a2_p0"])
+    assert "needs two or more front doors, pd_proxy_hosts lists 1" in found(doors=("pd_a2_p0",))
+    assert "lists a host twice (pd_a2_p0)" in found(doors=("pd_a2_p0", "pd_a2_p0"))
     assert "pd_proxy_vip 10.213.7.42 is the address of pd_a2_p1" in found(address="10.213.7.42")
     assert "pd_proxy_vip_interface 'eth0; rm' is no network interface name" in found(interface="eth0; rm")
     assert "pd_proxy_vip_router_id 256 is no VRRP router id" in found(router_id=256)

@@ -75,18 +75,12 @@ def priority(doors: Sequence[str], host: str) -> int:
     return 200 - 10 * list(doors).index(host)
 
 
-def health_url(address: str, port: int, tls: bool) -> str:
-    """The front door's own health check on its host's address (it is bound there, not always on loopback)."""
-    return "%s://%s/healthcheck" % ("https" if tls else "http", "%s:%d" % (bracketed(address), port))
-
-
-def bracketed(address: str) -> str:
-    return "[%s]" % address if ipaddress.ip_address(address).version == 6 else address
-
-
 def keepalived_conf(cluster: str, host: str, doors: Sequence[str], addresses: Mapping[str, str], settings: VipSettings,
                     check_url: str) -> str:
-    """keepalived.conf for one door host: one VRRP instance, unicast to the other doors, tracking the door's health."""
+    """keepalived.conf for one door host: one VRRP instance, unicast to the other doors, tracking the door's health.
+
+    ``check_url``: the door's own readiness probe, its launch spec's ``ready["http"]`` (_front_door: /healthcheck on the
+    host's address, over HTTPS with TLS), so the plan says once where a door answers."""
     mine = addresses[host]
     peers = [addresses[door] for door in doors if door != host]
     vip = ipaddress.ip_address(settings["address"])

@@ -119,11 +119,11 @@ def decide(record: Record, cause: Cause, now: float, bound: int, window: float) 
         return Decision(False, group, "cluster %s: healing gave up on %s; it is left for a person (%s). Fix the cause, "
                         "then remove the group from the record or run the cluster's playbook." % (record["cluster"], group, describe(cause)))
     recent = [a for a in record["attempts"] if a["group"] == group and now - a["at"] < window and a["result"] != IDLE]
-    if len(recent) >= bound and seen_by_last_attempt(recent, cause):
-        return Decision(False, group, "cluster %s: %s began before %s's last attempt ended: it is about a death that attempt "
-                        "saw, and heal.yml does no more (a new death's alert gives up on the group)"
-                        % (record["cluster"], describe(cause), group))
     if len(recent) >= bound:
+        if seen_by_last_attempt(recent, cause):
+            return Decision(False, group, "cluster %s: %s began before %s's last attempt ended: it is about a death that "
+                            "attempt saw, and heal.yml does no more (a new death's alert gives up on the group)"
+                            % (record["cluster"], describe(cause), group))
         return Decision(False, group, "cluster %s: %s was healed or tried %d times within %d s and is down again: healing "
                         "gives up on it and leaves it for a person (%s)" % (record["cluster"], group, len(recent), window, describe(cause)),
                         gives_up=True)
